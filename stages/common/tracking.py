@@ -1,0 +1,237 @@
+"""The one MLflow tracking helper.
+
+``StageRun`` opens one MLflow run per stage: experiment = study, run name = step. It tags
+the run with the git commit and dirty flag, the DVC stage, the profile, a hash of the
+params and the DVC hashes of the stage's deps; logs the flattened params; and, when the
+stage finishes, logs every metric in its metrics files, every plot, and every out (HF
+datasets as MLflow dataset inputs with their digest, small files as artifacts, large
+folders as manifests).
+
+The store is ``$MLFLOW_TRACKING_URI`` or a local sqlite file at the repository root
+(``mlruns.db``, artifacts in ``mlartifacts/``). SQLite refuses concurrent writers at times
+("database is locked"); every call retries, and the Prefect flow creates the store and
+the experiments before it fans out. A parent run id in ``$CLAIMBENCH_PARENT_RUN_ID``
+nests the stage run under a flow run.
+"""
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterable, TypeVar
+
+from .io import dvc_md5, stable_hash, write_json
+from .params import flatten, repo_root
+
+T = TypeVar("T")
+ARTIFACT_MAX_BYTES = 20 * 1024 * 1024
+PARENT_ENV = "CLAIMBENCH_PARENT_RUN_ID"
+
+
+def tracking_uri(root: Path | None = None) -> str:
+    root = root or repo_root()
+    return os.environ.get("MLFLOW_TRACKING_URI") or f"sqlite:///{(root / 'mlruns.db').as_posix()}"
+
+
+def artifact_root(root: Path | None = None) -> str:
+    root = root or repo_root()
+    return os.environ.get("CLAIMBENCH_ARTIFACT_ROOT") or (root / "mlartifacts").as_uri()
+
+
+def retry(fn: Callable[[], T], attempts: int = 8, base: float = 0.25) -> T:
+    """Call ``fn``, retrying on the transient errors of a shared sqlite store."""
+    for i in range(attempts):
+        try:
+            return fn()
+        except Exception as exc:  # noqa: BLE001 - filtered below
+            text = f"{type(exc).__name__}: {exc}".lower()
+            transient = any(s in text for s in ("database is locked", "operationalerror",
+                                                "duplicate column", "already exists",
+                                                "unique constraint", "connection"))
+            if not transient or i == attempts - 1:
+                raise
+            time.sleep(base * (2 ** i) * (1 + random.random()))
+    raise AssertionError("unreachable")
+
+
+def client(root: Path | None = None):
+    os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
+    os.environ.setdefault("DO_NOT_TRACK", "true")
+    from mlflow.tracking import MlflowClient
+
+    return MlflowClient(tracking_uri=tracking_uri(root))
+
+
+def ensure_experiment(name: str, root: Path | None = None) -> str:
+    """Create (once) and return the id of experiment ``name``."""
+    c = client(root)
+
+    def get_or_create() -> str:
+        exp = c.get_experiment_by_name(name)
+        if exp is not None:
+            return exp.experiment_id
+        return c.create_experiment(name, artifact_location=f"{artifact_root(root)}/{name}")
+
+    return retry(get_or_create)
+
+
+def git_info(root: Path, ignore: Iterable[str] = ()) -> dict[str, str]:
+    def git(*args: str) -> str:
+        try:
+            return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True,
+                                  timeout=20).stdout.strip()
+        except (OSError, subprocess.TimeoutExpired):
+            return ""
+
+    commit = git("rev-parse", "HEAD") or "none"
+    excludes = [f":(exclude){p}" for p in ("dvc.lock", *ignore)]
+    dirty = bool(git("status", "--porcelain", "--untracked-files=no", "--", ".", *excludes))
+    return {"git.commit": commit, "git.dirty": str(dirty).lower()}
+
+
+class StageRun:
+    """An open MLflow run for one DVC stage. Use through :func:`stages.common.stage.stage`."""
+
+    def __init__(self, study: str, step: str, stage_name: str, profile: str,
+                 params: dict[str, Any], root: Path | None = None,
+                 deps: list[str] | None = None, outs: list[str] | None = None):
+        self.root = root or repo_root()
+        self.study, self.step, self.stage_name = study, step, stage_name
+        self.deps, self.outs = list(deps or []), list(outs or [])
+        self.client = client(self.root)
+        exp_id = ensure_experiment(study, self.root)
+        tags = {
+            "claimbench.study": study,
+            "claimbench.step": step,
+            "dvc.stage": stage_name,
+            "profile": profile,
+            "params.hash": stable_hash(params),
+            **git_info(self.root, ignore=self.outs),
+        }
+        for d in self.deps:
+            path = self.root / d
+            if path.exists():
+                tags[f"dep.{d}"] = dvc_md5(path)
+        parent = os.environ.get(PARENT_ENV)
+        if parent:
+            tags["mlflow.parentRunId"] = parent
+        self.run_id = retry(lambda: self.client.create_run(
+            exp_id, run_name=step, tags=tags).info.run_id)
+        self.log_params(params)
+
+    # -- logging primitives (all retried) ---------------------------------------------
+    def log_params(self, params: dict[str, Any]) -> None:
+        from mlflow.entities import Param
+
+        flat = flatten(params)
+        items = [Param(k, json.dumps(v) if not isinstance(v, str) else v)
+                 for k, v in sorted(flat.items())]
+        for i in range(0, len(items), 100):
+            chunk = items[i:i + 100]
+            retry(lambda: self.client.log_batch(self.run_id, params=chunk))
+
+    def log_metrics(self, metrics: dict[str, Any], step: int | None = None) -> None:
+        from mlflow.entities import Metric
+
+        now = int(time.time() * 1000)
+        items = [Metric(k, float(v), now, step or 0) for k, v in flatten(metrics).items()
+                 if isinstance(v, (int, float)) and not isinstance(v, bool) and v == v]
+        self._log_metric_items(items)
+
+    def log_curve(self, key: str, values: Iterable[float], steps: Iterable[int] | None = None) -> None:
+        """A metric with steps (a loss curve)."""
+        from mlflow.entities import Metric
+
+        now = int(time.time() * 1000)
+        values = list(values)
+        steps = list(steps) if steps is not None else list(range(len(values)))
+        self._log_metric_items([Metric(key, float(v), now, int(s)) for v, s in zip(values, steps)
+                                if v == v])
+
+    def _log_metric_items(self, items: list) -> None:
+        for i in range(0, len(items), 1000):
+            chunk = items[i:i + 1000]
+            retry(lambda: self.client.log_batch(self.run_id, metrics=chunk))
+
+    def set_tags(self, tags: dict[str, Any]) -> None:
+        for k, v in tags.items():
+            retry(lambda: self.client.set_tag(self.run_id, k, str(v)))
+
+    def log_artifact(self, path: str | os.PathLike, artifact_path: str | None = None) -> None:
+        path = Path(path)
+        if path.is_dir():
+            retry(lambda: self.client.log_artifacts(self.run_id, str(path), artifact_path))
+        else:
+            retry(lambda: self.client.log_artifact(self.run_id, str(path), artifact_path))
+
+    def log_dict(self, obj: Any, artifact_file: str) -> None:
+        retry(lambda: self.client.log_dict(self.run_id, obj, artifact_file))
+
+    def log_hf_dataset(self, path: str | os.PathLike, context: str) -> None:
+        """Log a saved Hugging Face dataset (folder from save_to_disk) as MLflow dataset inputs."""
+        import datasets
+        import mlflow.data
+        from mlflow.entities import DatasetInput, InputTag
+
+        path = Path(path)
+        loaded = datasets.load_from_disk(str(path))
+        splits = loaded.items() if isinstance(loaded, datasets.DatasetDict) else [("all", loaded)]
+        inputs = []
+        for split, ds in splits:
+            mds = mlflow.data.from_huggingface(ds, path=str(path), name=f"{path.name}:{split}")
+            inputs.append(DatasetInput(dataset=mds._to_mlflow_entity(),
+                                       tags=[InputTag("mlflow.data.context", context)]))
+        retry(lambda: self.client.log_inputs(self.run_id, datasets=inputs))
+
+    # -- what a finished stage logs ---------------------------------------------------
+    def log_metrics_file(self, path: str | os.PathLike) -> None:
+        path = self.root / path
+        if path.suffix == ".json" and path.exists():
+            self.log_metrics(json.loads(path.read_text()))
+
+    def log_out(self, rel: str) -> None:
+        path = self.root / rel
+        if not path.exists():
+            return
+        if path.is_dir() and ((path / "dataset_dict.json").exists() or
+                              (path / "dataset_info.json").exists()):
+            self.log_hf_dataset(path, context=self.step)
+            self.log_dict(manifest(path, self.root), f"manifests/{rel}.json")
+        elif path.is_file() and path.stat().st_size <= ARTIFACT_MAX_BYTES:
+            sub = Path("outs") / Path(rel).parent
+            self.log_artifact(path, sub.as_posix())
+        elif path.is_dir() and dir_size(path) <= ARTIFACT_MAX_BYTES:
+            self.log_artifact(path, (Path("outs") / rel).as_posix())
+        else:
+            self.log_dict(manifest(path, self.root), f"manifests/{rel}.json")
+
+    def finish(self, status: str = "FINISHED") -> None:
+        retry(lambda: self.client.set_terminated(self.run_id, status))
+
+
+def dir_size(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def manifest(path: Path, root: Path) -> dict[str, Any]:
+    """What an out holds without copying it: files, sizes, md5s, and the DVC hash."""
+    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
+    from .io import file_md5
+
+    return {
+        "path": path.relative_to(root).as_posix(),
+        "dvc_md5": dvc_md5(path),
+        "files": [{"relpath": p.relative_to(path if path.is_dir() else path.parent).as_posix(),
+                   "size": p.stat().st_size, "md5": file_md5(p)} for p in files],
+    }
+
+
+def open_flow_run(name: str, tags: dict[str, str] | None = None, root: Path | None = None) -> str:
+    """Create the parent run of a flow run (experiment ``pipeline``); returns its id."""
+    c = client(root)
+    exp_id = ensure_experiment("pipeline", root)
+    return retry(lambda: c.create_run(exp_id, run_name=name, tags=tags or {}).info.run_id)
+

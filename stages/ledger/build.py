@@ -1,0 +1,116 @@
+"""The ledger stage: every study's claims.yaml checked against its measured metrics.
+
+Writes reports/claims.json (one object per claim), reports/claims.md (a table) and
+reports/index.html (an offline page: plots embedded, no CDN). A failing claim is a result,
+not an error: this stage always writes the ledger; ``claimbench check`` is the gate.
+"""
+from __future__ import annotations
+
+import base64
+import html
+from pathlib import Path
+
+from stages.common.stage import stage
+
+from .params import LedgerParams
+
+CLAIMS_JSON, CLAIMS_MD, INDEX_HTML = "reports/claims.json", "reports/claims.md", "reports/index.html"
+
+
+def collect(root: Path, profile: str) -> list[dict]:
+    from stages.common.claims import evaluate_file
+
+    rows = []
+    for claims_file in sorted((root / "stages").glob("*/claims.yaml")):
+        for r in evaluate_file(claims_file, root):
+            rows.append({**r, "profile": profile})
+    return rows
+
+
+def fmt(x) -> str:
+    if x is None:
+        return "—"
+    if isinstance(x, list):
+        return "[" + ", ".join(fmt(v) for v in x) + "]"
+    if isinstance(x, float):
+        return f"{x:.4g}"
+    return str(x)
+
+
+def verdict(holds) -> str:
+    return {True: "holds", False: "fails", None: "not run"}[holds]
+
+
+def check_text(r: dict) -> str:
+    return f"{r['metric']} {r['op']} {fmt(r['threshold'])}"
+
+
+def to_markdown(rows: list[dict], profile: str) -> str:
+    n_hold = sum(r["holds"] is True for r in rows)
+    lines = [
+        "# Claims ledger", "",
+        f"Profile `{profile}`: {n_hold} of {len(rows)} claims hold. Every measured figure comes from "
+        "this repository's pipeline (`dvc repro`); `fidelity` says how close the experiment is to the paper's.",
+        "",
+        "| study | claim | level | paper figure | measured | check | verdict | fidelity |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        fid = r["fidelity"] + (f" ({r['why']})" if r["why"] else "")
+        lines.append("| " + " | ".join(s.replace("|", "\\|") for s in [
+            r["study"], f"**{r['id']}**: {r['statement']}", r["level"],
+            f"{r['paper']} ({r['where']})", fmt(r["measured"]), f"`{check_text(r)}`",
+            verdict(r["holds"]), fid]) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def to_html(rows: list[dict], profile: str, title: str, root: Path) -> str:
+    css = ("body{font-family:system-ui,sans-serif;margin:2em;max-width:1200px}"
+           "table{border-collapse:collapse;font-size:0.9em}td,th{border:1px solid #ccc;padding:4px 6px;"
+           "vertical-align:top}th{background:#f3f3f3}.holds{background:#e3f6e3}.fails{background:#fbe3e3}"
+           ".notrun{background:#eee}img{max-width:100%;border:1px solid #ddd;margin:0.5em 0}")
+    out = [f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+           f"<style>{css}</style></head><body><h1>{html.escape(title)}</h1>",
+           f"<p>Profile <code>{html.escape(profile)}</code>. {sum(r['holds'] is True for r in rows)} of "
+           f"{len(rows)} claims hold.</p>",
+           "<table><tr><th>study</th><th>claim</th><th>level</th><th>paper</th><th>measured</th>"
+           "<th>check</th><th>verdict</th><th>fidelity</th></tr>"]
+    for r in rows:
+        cls = {True: "holds", False: "fails", None: "notrun"}[r["holds"]]
+        fid = r["fidelity"] + (f": {r['why']}" if r["why"] else "")
+        cells = [r["study"], f"<b>{html.escape(r['id'])}</b><br>{html.escape(r['statement'])}",
+                 r["level"], html.escape(f"{r['paper']} ({r['where']})"), fmt(r["measured"]),
+                 f"<code>{html.escape(check_text(r))}</code>", verdict(r["holds"]), html.escape(fid)]
+        out.append(f"<tr class='{cls}'>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+    out.append("</table>")
+    for study in sorted({r["study"] for r in rows}):
+        out.append(f"<h2>{html.escape(study)}</h2>")
+        for png in sorted((root / "reports" / study).glob("*.png")):
+            data = base64.b64encode(png.read_bytes()).decode("ascii")
+            out.append(f"<figure><img alt='{html.escape(png.name)}' src='data:image/png;base64,{data}'>"
+                       f"<figcaption>{html.escape(png.name)}</figcaption></figure>")
+    out.append("</body></html>")
+    return "\n".join(out) + "\n"
+
+
+def main() -> None:
+    with stage("ledger", "build", LedgerParams, stage_name="ledger") as ctx:
+        from stages.common.io import write_json, write_text
+
+        profile = ctx.common.profile
+        rows = collect(ctx.root, profile)
+        write_json(ctx.path(CLAIMS_JSON), rows)
+        write_text(ctx.path(CLAIMS_MD), to_markdown(rows, profile))
+        write_text(ctx.path(INDEX_HTML), to_html(rows, profile, ctx.params.build.title, ctx.root))
+        counts = {"claims": len(rows), "hold": sum(r["holds"] is True for r in rows),
+                  "fail": sum(r["holds"] is False for r in rows),
+                  "not_run": sum(r["holds"] is None for r in rows),
+                  "must_failed": sum(r["level"] == "must" and r["holds"] is not True for r in rows)}
+        ctx.run.log_metrics({"ledger": counts})
+        for r in rows:
+            print(f"  {verdict(r['holds']):8s} {r['level']:6s} {r['study']}/{r['id']}: "
+                  f"measured {fmt(r['measured'])}, check {check_text(r)}")
+
+
+if __name__ == "__main__":
+    main()
