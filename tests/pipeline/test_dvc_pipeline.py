@@ -1,0 +1,88 @@
+"""The whole DAG on the smoke profile in a temp copy of the repo, driven by `dvc repro`."""
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from .conftest import set_yaml_line, sh
+
+pytestmark = pytest.mark.slow
+
+
+def ran_stages(output: str) -> list[str]:
+    return [line.split("'")[1] for line in output.splitlines() if line.startswith("Running stage")]
+
+
+def test_dvc_repro_smoke(repo_copy):
+    out = sh(["dvc", "repro"], repo_copy).stdout
+    assert ran_stages(out) == ["zipf_bigram-prepare", "zipf_bigram-train", "zipf_bigram-evaluate", "ledger"]
+
+    # the ledger: every claim evaluated from a measured figure
+    rows = json.loads((repo_copy / "reports/claims.json").read_text())
+    assert {r["id"] for r in rows} >= {"gd_slope_alpha1", "sign_slope_alpha1", "gd_over_sign_at_dmax",
+                                      "gd_dimension_free_alpha2"}
+    for r in rows:
+        assert isinstance(r["measured"], float), r
+        assert r["holds"] in (True, False)
+        assert r["profile"] == "smoke"
+        for key in ("study", "statement", "level", "metric", "op", "threshold", "paper", "fidelity", "why"):
+            assert key in r
+    assert "| zipf_bigram |" in (repo_copy / "reports/claims.md").read_text()
+    page = (repo_copy / "reports/index.html").read_text()
+    assert "data:image/png;base64," in page and "http" not in page.split("<body>")[1]
+
+    # a second repro is a no-op, and fast
+    t0 = time.perf_counter()
+    again = sh(["dvc", "repro"], repo_copy).stdout
+    noop_s = time.perf_counter() - t0
+    assert ran_stages(again) == []
+    print(f"no-op dvc repro: {noop_s:.2f}s")
+    assert "are up to date" in sh(["dvc", "status"], repo_copy).stdout
+
+    # changing one evaluate param re-runs only what depends on it
+    set_yaml_line(repo_copy / "params.yaml", "fit_min_log2_d: 7", "fit_min_log2_d: 8")
+    out = sh(["dvc", "repro"], repo_copy).stdout
+    assert ran_stages(out) == ["zipf_bigram-evaluate", "ledger"]
+
+    # MLflow: experiment zipf_bigram with one run per stage, tagged and with metrics and plots
+    from mlflow.tracking import MlflowClient
+
+    c = MlflowClient(tracking_uri=f"sqlite:///{repo_copy / 'mlruns.db'}")
+    exp = c.get_experiment_by_name("zipf_bigram")
+    runs = c.search_runs([exp.experiment_id])
+    assert sorted(r.info.run_name for r in runs) == ["evaluate", "evaluate", "prepare", "train"]
+    lock = (repo_copy / "dvc.lock").read_text()
+    for r in runs:
+        for tag in ("git.commit", "git.dirty", "dvc.stage", "profile", "params.hash"):
+            assert tag in r.data.tags
+        assert r.data.tags["profile"] == "smoke"
+        assert "params" and any(k.startswith("zipf_bigram.") for k in r.data.params)
+        deps = {k[4:]: v for k, v in r.data.tags.items() if k.startswith("dep.")}
+        assert deps, r.data.tags
+        for path, md5 in deps.items():
+            if path.startswith("data/"):
+                assert md5 in lock, f"{path}: tagged hash {md5} differs from dvc.lock"
+    ev = [r for r in runs if r.info.run_name == "evaluate"][0]
+    assert "gd.alpha_1.slope" in ev.data.metrics
+    arts = [a.path for a in c.list_artifacts(ev.info.run_id, "outs/reports/zipf_bigram")]
+    assert any(a.endswith("iterations_vs_d.png") for a in arts)
+    prep = [r for r in runs if r.info.run_name == "prepare"][0]
+    assert c.get_run(prep.info.run_id).inputs.dataset_inputs
+    tr = [r for r in runs if r.info.run_name == "train"][0]
+    assert len(c.get_metric_history(tr.info.run_id, "realtext.relerr.gd")) > 10
+
+
+def test_bad_param_stops_before_compute(repo_copy):
+    sh(["dvc", "repro"], repo_copy)
+    lock_before = (repo_copy / "dvc.lock").read_text()
+    metrics_before = (repo_copy / "reports/zipf_bigram/metrics.json").read_text()
+    set_yaml_line(repo_copy / "params.yaml", "alphas: [0.5, 1.0, 2.0]", "alphas: [-0.5, 1.0, 2.0]")
+    proc = sh(["dvc", "repro"], repo_copy, check=False)
+    assert proc.returncode != 0
+    err = proc.stdout + proc.stderr
+    assert "zipf_bigram.smoke.prepare.alphas[0]" in err and "-0.5" in err and ">= 0" in err
+    assert "iterations-to-epsilon" not in err and "sampling corpora" not in err
+    assert (repo_copy / "dvc.lock").read_text() == lock_before
+    assert (repo_copy / "reports/zipf_bigram/metrics.json").read_text() == metrics_before

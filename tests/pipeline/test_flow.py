@@ -1,0 +1,38 @@
+"""The Prefect flow on the smoke profile (ephemeral Prefect server) in a temp copy of the repo."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from .conftest import sh
+
+pytestmark = pytest.mark.slow
+
+
+def test_flow_runs_stale_stages_and_leaves_dvc_clean(repo_copy):
+    proc = sh([__import__("sys").executable, "-m", "flows.pipeline", "--profile", "smoke"], repo_copy,
+              timeout=900)
+    result = json.loads(proc.stdout[proc.stdout.index("{"):])
+    assert set(result["ran"]) == {"zipf_bigram-prepare", "zipf_bigram-train", "zipf_bigram-evaluate",
+                                  "ledger"}
+    assert result["failed"] == []
+    # DVC saw everything the flow ran: nothing stale, and `dvc repro` has nothing to do
+    assert "are up to date" in sh(["dvc", "status"], repo_copy).stdout
+    assert "Running stage" not in sh(["dvc", "repro"], repo_copy).stdout
+    rows = json.loads((repo_copy / "reports/claims.json").read_text())
+    assert rows and all(r["measured"] is not None for r in rows)
+
+    # stage runs are nested under the flow's parent run
+    from mlflow.tracking import MlflowClient
+
+    c = MlflowClient(tracking_uri=f"sqlite:///{repo_copy / 'mlruns.db'}")
+    parent = c.get_run(result["parent_run_id"])
+    assert parent.info.status == "FINISHED"
+    kids = c.search_runs([c.get_experiment_by_name(n).experiment_id for n in ("zipf_bigram", "ledger")],
+                         filter_string=f"tags.mlflow.parentRunId = '{parent.info.run_id}'")
+    assert len(kids) == 4
+
+    # a second flow run finds nothing stale
+    again = sh([__import__("sys").executable, "-m", "flows.pipeline"], repo_copy, timeout=600)
+    assert json.loads(again.stdout[again.stdout.index("{"):])["ran"] == []
