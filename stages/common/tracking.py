@@ -81,12 +81,13 @@ def ensure_experiment(name: str, root: Path | None = None) -> str:
 def git_info(root: Path, ignore: Iterable[str] = ()) -> dict[str, str]:
     def git(*args: str) -> str:
         try:
-            return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True,
-                                  timeout=20).stdout.strip()
+            proc = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True,
+                                  timeout=20)
         except (OSError, subprocess.TimeoutExpired):
             return ""
+        return proc.stdout.strip() if proc.returncode == 0 else ""
 
-    commit = git("rev-parse", "HEAD") or "none"
+    commit = git("rev-parse", "--verify", "-q", "HEAD") or "none"
     excludes = [f":(exclude){p}" for p in ("dvc.lock", *ignore)]
     dirty = bool(git("status", "--porcelain", "--untracked-files=no", "--", ".", *excludes))
     return {"git.commit": commit, "git.dirty": str(dirty).lower()}

@@ -78,10 +78,13 @@ def gd_iterations(pi: np.ndarray, eps: float, t_max: int = 10**9) -> int | None:
 # Sign descent: closed form of the per-entry trajectories
 # --------------------------------------------------------------------------------------
 def sign_errors(q: np.ndarray, t: int, eta: np.ndarray | float) -> np.ndarray:
-    """|w_k(t) - q_k| for sign descent from w = 0 with constant step eta (exact).
+    """|w_k(t) - q_k| for sign descent from w = 0 with constant step eta.
 
     The entry climbs eta per step for m = floor(q/eta) steps, then (if the remainder
-    r = q - m*eta is not 0) alternates between errors eta - r and r.
+    r = q - m*eta is not 0) alternates between errors eta - r and r. With r = 0 exact
+    arithmetic stops on the target; a floating-point iterate does so only when it lands
+    exactly (e.g. one step of eta = q), and otherwise oscillates within rounding of it, which
+    is why ``tuned_sign`` keeps its steps in generic position (see GENERIC).
     Shape: broadcast of eta[..., None] against q.
     """
     q = np.asarray(q, dtype=np.float64)
@@ -100,8 +103,21 @@ def sign_relative_error(q: np.ndarray, t: int, eta: np.ndarray | float) -> np.nd
 
 def sign_envelope(q: np.ndarray, t: int, eta: np.ndarray | float) -> np.ndarray:
     """The worse of iterates t and t+1: a fixed step oscillates with period 2, and a step
-    tuned per budget must not win by the parity of the stopping time."""
-    return np.maximum(sign_relative_error(q, t, eta), sign_relative_error(q, t + 1, eta))
+    tuned per budget must not win by the parity of the stopping time.
+
+    Same as max(sign_relative_error(q, t, eta), sign_relative_error(q, t + 1, eta)), with
+    floor(q / eta) computed once (this is the inner loop of the tuning).
+    """
+    q = np.asarray(q, dtype=np.float64)
+    eta = np.asarray(eta, dtype=np.float64)[..., None]
+    m = np.floor(q / eta)
+    r = q - m * eta
+    odd_t = np.mod(t - m, 2) == 1          # parity at t; at t + 1 it is the opposite
+    settled_t = np.where(r == 0, 0.0, np.where(odd_t, eta - r, r))
+    settled_t1 = np.where(r == 0, 0.0, np.where(odd_t, r, eta - r))
+    e_t = np.where(t <= m, q - t * eta, settled_t)
+    e_t1 = np.where(t + 1 <= m, q - (t + 1) * eta, settled_t1)
+    return np.maximum((e_t ** 2).sum(axis=-1), (e_t1 ** 2).sum(axis=-1)) / (q ** 2).sum()
 
 
 def sign_simulate(q: np.ndarray, steps: int, eta: float) -> np.ndarray:
@@ -122,28 +138,53 @@ def sign_simulate(q: np.ndarray, steps: int, eta: float) -> np.ndarray:
     return out
 
 
+# An irrational factor that keeps the step grid in generic position: without it, grid
+# points such as q_1 / T make q_k / eta exact integers, where the closed form (exact
+# arithmetic) and the floating-point iterate part ways.
+GENERIC = 1.0 + (5 ** 0.5 - 1) / 2 * 1e-3
+
+
 @dataclass(frozen=True)
 class SignTuning:
-    grid_lo: float      # grid spans [grid_lo, grid_hi] * q_1 / T
+    grid_lo: float      # grid spans [grid_lo, grid_hi] * q_1 / T (times GENERIC)
     grid_hi: float
     grid_size: int
+    budget_ratio: float = 1.05   # budgets T scanned on a geometric grid, then every T in the last gap
 
 
 def tuned_sign(q: np.ndarray, t: int, tuning: SignTuning) -> tuple[float, float]:
     """Best envelope error over a log grid of constant steps for budget t; (error, eta)."""
     if t == 0:
         return 1.0, 0.0
-    scale = float(np.max(q)) / t
+    scale = float(np.max(q)) / t * GENERIC
     etas = np.geomspace(tuning.grid_lo * scale, tuning.grid_hi * scale, tuning.grid_size)
     errs = sign_envelope(q, t, etas)
     i = int(np.argmin(errs))
     return float(errs[i]), float(etas[i])
 
 
+def scan_first_hit(err_at, eps: float, t_max: int, ratio: float) -> int | None:
+    """Smallest t with err_at(t) <= eps for an err_at that need not be monotone.
+
+    Budgets are scanned on a geometric grid (every integer up to 1/(ratio-1), then steps of
+    ~ratio); at the first grid hit every integer in the gap before it is checked too. Exact
+    unless err_at dips below eps between two earlier grid points and comes back above.
+    """
+    prev, t = 0, 0
+    while t <= t_max:
+        if err_at(t) <= eps:
+            for s in range(prev + 1, t):
+                if err_at(s) <= eps:
+                    return s
+            return t
+        prev, t = t, max(t + 1, int(np.ceil(t * ratio)))
+    return None
+
+
 def sign_iterations(q: np.ndarray, eps: float, tuning: SignTuning,
                     t_max: int = 10**7) -> tuple[int | None, float]:
     """Smallest budget T for which a tuned constant step reaches relative error eps; (T, eta)."""
-    t = first_hit(lambda t: tuned_sign(q, t, tuning)[0], eps, t_max)
+    t = scan_first_hit(lambda t: tuned_sign(q, t, tuning)[0], eps, t_max, tuning.budget_ratio)
     return t, (tuned_sign(q, t, tuning)[1] if t else 0.0)
 
 

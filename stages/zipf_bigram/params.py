@@ -29,6 +29,7 @@ class SignGrid(Strict):
     lo: float = Field(gt=0, description="smallest step, in units of q_1 / T")
     hi: float = Field(gt=0, description="largest step, in units of q_1 / T")
     size: int = Field(ge=3, le=2000, description="log-spaced steps tried per budget T")
+    budget_ratio: float = Field(gt=1, le=2, description="budgets T are scanned on a geometric grid of this ratio")
 
 
 class TrainParams(Strict):

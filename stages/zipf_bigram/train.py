@@ -58,7 +58,8 @@ def main() -> None:
 
         p = ctx.params.train
         device = ctx.device()
-        tuning = model.SignTuning(p.sign_grid.lo, p.sign_grid.hi, p.sign_grid.size)
+        tuning = model.SignTuning(p.sign_grid.lo, p.sign_grid.hi, p.sign_grid.size,
+                                  p.sign_grid.budget_ratio)
         stats = datasets.load_from_disk(str(ctx.path(STATS))).with_format("numpy")
 
         scaling = []

@@ -1,0 +1,75 @@
+"""Fixtures shared by the tests of stages.common."""
+from __future__ import annotations
+
+import copy
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+PYTHON = str(Path(sys.executable))
+VENV_BIN = Path("/work/venv/bin")
+OFFLINE_ENV = {
+    "MLFLOW_DISABLE_TELEMETRY": "true",
+    "DO_NOT_TRACK": "true",
+    "HF_HUB_OFFLINE": "1",
+    "HF_DATASETS_OFFLINE": "1",
+    "DVC_NO_ANALYTICS": "1",
+}
+
+
+@pytest.fixture(scope="session")
+def real_params() -> dict:
+    """The repository's params.yaml, parsed (never written)."""
+    with open(REPO / "params.yaml") as fh:
+        return yaml.safe_load(fh)
+
+
+@pytest.fixture
+def params_copy(real_params) -> dict:
+    """A deep copy of params.yaml that a test may corrupt in memory."""
+    return copy.deepcopy(real_params)
+
+
+@pytest.fixture
+def offline_env(monkeypatch, tmp_path):
+    """Offline, telemetry-free env with an MLflow store inside tmp_path."""
+    for k, v in OFFLINE_ENV.items():
+        monkeypatch.setenv(k, v)
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{(tmp_path / 'mlflow.db').as_posix()}")
+    monkeypatch.setenv("CLAIMBENCH_ARTIFACT_ROOT", (tmp_path / "artifacts").as_uri())
+    monkeypatch.delenv("DVC_ROOT", raising=False)
+    monkeypatch.delenv("CLAIMBENCH_PARENT_RUN_ID", raising=False)
+    return tmp_path
+
+
+@pytest.fixture
+def sub_env():
+    """Build a subprocess env: os.environ without DVC_ROOT / MLflow store vars, offline, plus extras."""
+    def make(**extra: str) -> dict:
+        drop = {"DVC_ROOT", "MLFLOW_TRACKING_URI", "CLAIMBENCH_ARTIFACT_ROOT",
+                "CLAIMBENCH_PARENT_RUN_ID"}
+        env = {k: v for k, v in os.environ.items() if k not in drop}
+        env.update(OFFLINE_ENV)
+        env.update(extra)
+        return env
+    return make
+
+
+@pytest.fixture
+def git_cmd():
+    """Run git in a folder with a throwaway identity; returns stdout."""
+    def run(root: Path, *args: str) -> str:
+        return subprocess.run(
+            ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args],
+            cwd=root, check=True, capture_output=True, text=True).stdout.strip()
+    return run
+
+
+@pytest.fixture(scope="session")
+def python_exe() -> str:
+    return PYTHON

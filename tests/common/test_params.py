@@ -1,0 +1,205 @@
+"""stages.common.params: validation of params.yaml, error messages, flatten, and the stage CLI path."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from stages.common.params import (PROFILES, CommonParams, ParamsError, flatten, load_common,
+                                  load_study, read_params_file)
+from stages.zipf_bigram.params import SignGrid, ZipfParams
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+# --------------------------------------------------------------------------------------
+# the real params.yaml
+# --------------------------------------------------------------------------------------
+@pytest.mark.parametrize("profile", PROFILES)
+def test_real_params_every_profile_validates(real_params, profile):
+    """Every profile of the real params.yaml validates and returns the values written there."""
+    common, p = load_study("zipf_bigram", ZipfParams, real_params, profile=profile)
+    raw = real_params["zipf_bigram"][profile]
+    assert isinstance(p, ZipfParams)
+    assert list(p.prepare.alphas) == raw["prepare"]["alphas"]
+    assert list(p.prepare.log2_ds) == raw["prepare"]["log2_ds"]
+    assert p.train.epsilon == raw["train"]["epsilon"]
+    assert p.train.sign_grid.size == raw["train"]["sign_grid"]["size"]
+    assert common.profile == real_params["common"]["profile"]
+
+
+def test_real_params_active_profile_is_common_profile(real_params):
+    """Without an explicit profile, load_study returns the profile named by common.profile."""
+    common, p = load_study("zipf_bigram", ZipfParams, real_params)
+    _, expected = load_study("zipf_bigram", ZipfParams, real_params, profile=common.profile)
+    assert p == expected
+
+
+def test_read_params_file_reads_the_given_path(tmp_path, real_params):
+    """read_params_file parses the file it is given; a missing file is a ParamsError naming it."""
+    f = tmp_path / "params.yaml"
+    f.write_text(yaml.safe_dump(real_params))
+    assert read_params_file(f) == real_params
+    with pytest.raises(ParamsError, match="not found"):
+        read_params_file(tmp_path / "nope.yaml")
+
+
+# --------------------------------------------------------------------------------------
+# bad values: the message names the key, the value and what is allowed
+# --------------------------------------------------------------------------------------
+def _error(data, profile=None) -> str:
+    with pytest.raises(ParamsError) as info:
+        load_study("zipf_bigram", ZipfParams, data, profile=profile)
+    return str(info.value)
+
+
+def test_negative_alpha_names_key_value_and_bound(params_copy):
+    """alphas[0] = -1.0 -> message has the dotted key with index, the value and '>= 0'."""
+    params_copy["zipf_bigram"]["default"]["prepare"]["alphas"][0] = -1.0
+    msg = _error(params_copy)
+    assert "zipf_bigram.default.prepare.alphas[0]" in msg
+    assert "-1.0" in msg
+    assert ">= 0" in msg
+
+
+def test_bad_value_in_inactive_profile_still_fails(params_copy):
+    """All profiles are validated: a bad value in 'paper' fails even when 'smoke' is requested."""
+    params_copy["zipf_bigram"]["paper"]["prepare"]["alphas"][1] = 9.0
+    msg = _error(params_copy, profile="smoke")
+    assert "zipf_bigram.paper.prepare.alphas[1]" in msg
+    assert "9.0" in msg and "<= 4" in msg
+
+
+def test_string_instead_of_int_list(params_copy):
+    """log2_ds: 'abc' -> message names the key, the value and says a list of ints is allowed."""
+    params_copy["zipf_bigram"]["default"]["prepare"]["log2_ds"] = "abc"
+    msg = _error(params_copy)
+    assert "zipf_bigram.default.prepare.log2_ds" in msg
+    assert "'abc'" in msg
+    assert "list[int" in msg
+
+
+def test_strict_no_silent_coercion_of_string_numbers(params_copy):
+    """Strict models: epsilon '0.001' (a string) is an error, not silently coerced to a float."""
+    params_copy["zipf_bigram"]["smoke"]["train"]["epsilon"] = "0.001"
+    msg = _error(params_copy)
+    assert "zipf_bigram.smoke.train.epsilon" in msg and "'0.001'" in msg
+
+
+def test_nested_bound_names_nested_key(params_copy):
+    """sign_grid.lo = 0 -> the key is the full nested path and the bound is '> 0'."""
+    params_copy["zipf_bigram"]["default"]["train"]["sign_grid"]["lo"] = 0.0
+    msg = _error(params_copy)
+    assert "zipf_bigram.default.train.sign_grid.lo = 0.0" in msg
+    assert "> 0" in msg
+
+
+def test_unsorted_log2_ds_is_rejected(params_copy):
+    """The model validator rejects a log2_ds list that is not strictly increasing."""
+    params_copy["zipf_bigram"]["default"]["prepare"]["log2_ds"] = [8, 7]
+    msg = _error(params_copy)
+    assert "zipf_bigram.default.prepare" in msg and "strictly increasing" in msg
+
+
+def test_unknown_key_lists_allowed_keys(params_copy):
+    """An unknown key -> 'unknown key' with the key's path and the model's allowed keys."""
+    params_copy["zipf_bigram"]["default"]["prepare"]["alpahs"] = [1.0]
+    msg = _error(params_copy)
+    assert "zipf_bigram.default.prepare.alpahs" in msg
+    assert "unknown key" in msg
+    for key in ("alphas", "log2_ds", "corpus_log2_d", "corpus_pairs", "realtext_vocab"):
+        assert key in msg.split("allowed keys:")[1]
+
+
+def test_missing_key_is_named(params_copy):
+    """A removed required key -> 'missing' with the key's path."""
+    del params_copy["zipf_bigram"]["smoke"]["train"]["epsilon"]
+    msg = _error(params_copy)
+    assert "zipf_bigram.smoke.train.epsilon: missing" in msg
+
+
+def test_unknown_profile_name(params_copy):
+    """A profile name outside smoke/default/paper -> 'unknown profile' and the allowed names."""
+    params_copy["zipf_bigram"]["huge"] = params_copy["zipf_bigram"]["paper"]
+    msg = _error(params_copy)
+    assert "zipf_bigram.huge" in msg and "unknown profile" in msg
+    assert all(p in msg for p in PROFILES)
+
+
+def test_missing_profile(params_copy):
+    """A study section without one of the three profiles -> 'missing profile' naming it."""
+    del params_copy["zipf_bigram"]["paper"]
+    msg = _error(params_copy)
+    assert "zipf_bigram.paper" in msg and "missing profile" in msg
+
+
+def test_missing_study_section(params_copy):
+    """No section for the study -> a ParamsError naming the study."""
+    del params_copy["zipf_bigram"]
+    assert "'zipf_bigram'" in _error(params_copy)
+
+
+def test_bad_common_profile(params_copy):
+    """common.profile = 'huge' -> message names common.profile, the value and the allowed names."""
+    params_copy["common"]["profile"] = "huge"
+    msg = _error(params_copy)
+    assert "common.profile" in msg and "'huge'" in msg
+    assert "'smoke'" in msg and "'default'" in msg and "'paper'" in msg
+
+
+def test_negative_seed_and_missing_common(params_copy):
+    """common.seed = -1 -> '>= 0'; no common section at all -> a ParamsError naming 'common'."""
+    params_copy["common"]["seed"] = -1
+    with pytest.raises(ParamsError, match=r"common\.seed = -1.*>= 0"):
+        load_common(params_copy)
+    del params_copy["common"]
+    with pytest.raises(ParamsError, match="common"):
+        load_common(params_copy)
+
+
+def test_valid_common_roundtrip():
+    """A valid common section validates to the same values."""
+    c = load_common({"common": {"profile": "smoke", "seed": 3, "device": "cpu"}})
+    assert c == CommonParams(profile="smoke", seed=3, device="cpu")
+
+
+# --------------------------------------------------------------------------------------
+# flatten
+# --------------------------------------------------------------------------------------
+def test_flatten_nested_dict_keeps_lists():
+    """{'a': {'b': 1, 'c': [1, 2]}, 'd': 'x'} -> dotted keys, lists kept as values."""
+    assert flatten({"a": {"b": 1, "c": [1, 2]}, "d": "x"}) == {"a.b": 1, "a.c": [1, 2], "d": "x"}
+
+
+def test_flatten_model_and_deep_nesting():
+    """A pydantic model flattens through model_dump; three levels give three-part keys."""
+    assert flatten(SignGrid(lo=0.5, hi=2.0, size=3, budget_ratio=1.05), "g.") == {
+        "g.lo": 0.5, "g.hi": 2.0, "g.size": 3, "g.budget_ratio": 1.05}
+    assert flatten({"x": {"y": {"z": None}}}) == {"x.y.z": None}
+
+
+# --------------------------------------------------------------------------------------
+# the stage CLI stops before any compute
+# --------------------------------------------------------------------------------------
+def test_stage_cli_exits_2_before_compute(tmp_path, sub_env, python_exe):
+    """A corrupted copy of the repo: `python -m stages.zipf_bigram.prepare` exits 2, names the key, writes no data/."""
+    shutil.copy(REPO / "params.yaml", tmp_path / "params.yaml")
+    shutil.copy(REPO / "dvc.yaml", tmp_path / "dvc.yaml")
+    shutil.copytree(REPO / "stages", tmp_path / "stages",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    data = yaml.safe_load((tmp_path / "params.yaml").read_text())
+    data["zipf_bigram"]["smoke"]["prepare"]["corpus_pairs"] = 10  # < 1000
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(data))
+    env = sub_env(MLFLOW_TRACKING_URI=f"sqlite:///{(tmp_path / 'mlflow.db').as_posix()}",
+                  CLAIMBENCH_ARTIFACT_ROOT=(tmp_path / "artifacts").as_uri())
+    res = subprocess.run([python_exe, "-m", "stages.zipf_bigram.prepare"], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 2, res.stderr
+    assert "zipf_bigram.smoke.prepare.corpus_pairs" in res.stderr
+    assert "10" in res.stderr and ">= 1000" in res.stderr
+    assert not (tmp_path / "data").exists()
+    assert not (tmp_path / "reports").exists()
+    assert not (tmp_path / "mlflow.db").exists()
