@@ -35,15 +35,20 @@ def params_copy(real_params) -> dict:
     return copy.deepcopy(real_params)
 
 
+def isolate_env(mp: pytest.MonkeyPatch, base) -> None:
+    """Offline, telemetry-free env with the MLflow store and artifacts inside ``base``."""
+    for k, v in OFFLINE_ENV.items():
+        mp.setenv(k, v)
+    mp.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{(base / 'mlflow.db').as_posix()}")
+    mp.setenv("CLAIMBENCH_ARTIFACT_ROOT", (base / "artifacts").as_uri())
+    mp.delenv("DVC_ROOT", raising=False)
+    mp.delenv("CLAIMBENCH_PARENT_RUN_ID", raising=False)
+
+
 @pytest.fixture
 def offline_env(monkeypatch, tmp_path):
     """Offline, telemetry-free env with an MLflow store inside tmp_path."""
-    for k, v in OFFLINE_ENV.items():
-        monkeypatch.setenv(k, v)
-    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{(tmp_path / 'mlflow.db').as_posix()}")
-    monkeypatch.setenv("CLAIMBENCH_ARTIFACT_ROOT", (tmp_path / "artifacts").as_uri())
-    monkeypatch.delenv("DVC_ROOT", raising=False)
-    monkeypatch.delenv("CLAIMBENCH_PARENT_RUN_ID", raising=False)
+    isolate_env(monkeypatch, tmp_path)
     return tmp_path
 
 

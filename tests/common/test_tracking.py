@@ -10,9 +10,9 @@ import pytest
 from stages.common import tracking
 from stages.common.io import dvc_md5, stable_hash
 
+from .conftest import isolate_env
+
 PARAMS = {"a": {"b": 1, "c": [1, 2]}}
-OFFLINE_ENV = {"MLFLOW_DISABLE_TELEMETRY": "true", "DO_NOT_TRACK": "true",
-               "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
 
 
 def _git(root: Path, *args: str) -> str:
@@ -27,12 +27,7 @@ def store(tmp_path_factory):
     """A temp sqlite MLflow store and artifact root, set in the env for the whole module."""
     base = tmp_path_factory.mktemp("mlflow")
     with pytest.MonkeyPatch.context() as mp:
-        for k, v in OFFLINE_ENV.items():
-            mp.setenv(k, v)
-        mp.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{(base / 'mlflow.db').as_posix()}")
-        mp.setenv("CLAIMBENCH_ARTIFACT_ROOT", (base / "artifacts").as_uri())
-        mp.delenv("CLAIMBENCH_PARENT_RUN_ID", raising=False)
-        mp.delenv("DVC_ROOT", raising=False)
+        isolate_env(mp, base)
         yield base
 
 
