@@ -12,7 +12,6 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[2]
 PYTHON = str(Path(sys.executable))
-VENV_BIN = Path("/work/venv/bin")
 OFFLINE_ENV = {
     "MLFLOW_DISABLE_TELEMETRY": "true",
     "DO_NOT_TRACK": "true",

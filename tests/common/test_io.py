@@ -6,6 +6,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import textwrap
 import time
 from pathlib import Path
@@ -185,7 +186,7 @@ def test_dvc_md5_of_folders_matches_dvc(tmp_path, sub_env):
         else:
             _make_tree(repo / name, files)
     env = sub_env(DVC_SITE_CACHE_DIR=str(tmp_path / "site_cache"))
-    dvc = str(Path("/work/venv/bin/dvc"))
+    dvc = str(Path(sys.executable).parent / "dvc")   # the venv running the tests
     subprocess.run([dvc, "init", "--no-scm", "-q"], cwd=repo, env=env, check=True,
                    capture_output=True, timeout=120)
     ours = {name: dvc_md5(repo / name) for name in TREES}  # before dvc touches anything
