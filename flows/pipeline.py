@@ -2,16 +2,26 @@
 
     python -m flows.pipeline [--profile smoke] [target ...]
 
-1. Ask DVC which stages are stale (``dvc status``) and add everything downstream of them.
-2. Create the MLflow store and experiments once, then open a parent run for this flow run.
+1. Take the workspace lock (one flow run at a time per checkout), ask DVC which stages are
+   stale (``dvc status``) and add everything downstream of them.
+2. Create the MLflow store and experiments once, then open a parent run for this flow run
+   (experiment ``pipeline``) and, in each study's experiment, a run that stands for it there
+   (the MLflow UI nests runs only within an experiment).
 3. Submit one Prefect task per stale stage in dependency order; a task waits only for its
-   own upstream stages, so independent stages run concurrently. Each task runs the stage's
-   ``cmd`` from dvc.yaml in a subprocess (the stage run nests under the parent MLflow run)
-   and then records it with ``dvc commit`` — one commit at a time, because DVC holds a
-   repository lock — so dvc.lock and the cache are updated exactly as ``dvc repro`` would.
+   own upstream stages, so independent stages run concurrently, each in its own process
+   (the stage's ``cmd`` from dvc.yaml), at most ``max_parallel`` at a time. A stage is then
+   recorded with ``dvc commit`` — one commit at a time, because DVC holds a repository
+   lock — so dvc.lock and the cache are updated exactly as ``dvc repro`` would.
 4. Afterwards ``dvc status`` is clean and ``dvc repro`` does nothing.
 
-Stages with ``meta: {gpu: true}`` in dvc.yaml run with the Prefect tag ``gpu``.
+Failures: a stage that fails is retried (``retries``, ``retry_delay_s``) unless it exited
+with status 2 (bad params or inputs: a retry cannot help). Stages downstream of a stage that
+failed are not run; independent ones still are. The flow then fails with a message naming
+every failed stage and why, and its MLflow runs are marked FAILED.
+
+GPU stages (``meta: {gpu: true}`` in dvc.yaml) run with the Prefect tag ``gpu``; a tag
+concurrency limit (``gpu_slots``, default: the number of CUDA devices, at least 1) keeps
+them from sharing a device.
 """
 from __future__ import annotations
 
@@ -33,6 +43,22 @@ from stages.common.params import repo_root
 
 _DVC_LOCK = threading.Lock()   # `dvc commit` / `dvc status` take DVC's repo lock: one at a time
 GPU_TAG = "gpu"
+NOT_RETRYABLE_EXIT = 2         # a stage's "bad params / bad input" status (stages.common.stage)
+WORKSPACE_LOCK = ".dvc/tmp/claimbench-flow.lock"
+
+
+class StageFailed(RuntimeError):
+    """A stage's command failed; ``returncode`` < 0 means it was killed by that signal."""
+
+    def __init__(self, stage: str, returncode: int, tail: str):
+        self.stage, self.returncode, self.tail = stage, returncode, tail
+        why = (f"killed by signal {-returncode}" if returncode < 0 else f"exit status {returncode}")
+        last = tail.strip().splitlines()[-1] if tail.strip() else ""
+        super().__init__(f"stage {stage} failed ({why}){': ' + last if last else ''}")
+
+
+class PipelineFailed(RuntimeError):
+    """Some stages failed; the message names them (and those skipped because of them)."""
 
 
 def _env() -> dict[str, str]:
@@ -44,9 +70,15 @@ def _env() -> dict[str, str]:
     return env
 
 
-def _dvc(*args: str, root: Path) -> subprocess.CompletedProcess:
-    with _DVC_LOCK:
-        return subprocess.run(["dvc", *args], cwd=root, env=_env(), capture_output=True, text=True)
+def _dvc(*args: str, root: Path, attempts: int = 6) -> subprocess.CompletedProcess:
+    """Run a dvc command; waits for DVC's repo lock if someone else holds it briefly."""
+    for i in range(attempts):
+        with _DVC_LOCK:
+            res = subprocess.run(["dvc", *args], cwd=root, env=_env(), capture_output=True, text=True)
+        if res.returncode == 0 or "Unable to acquire lock" not in res.stderr or i == attempts - 1:
+            return res
+        time.sleep(0.5 * 2 ** i)
+    return res
 
 
 def set_profile(root: Path, profile: str) -> None:
@@ -65,6 +97,10 @@ def stale_stages(root: Path, targets: list[str] | None = None) -> list[str]:
     """Stages to run, in dependency order: what dvc status reports, plus what lies downstream."""
     stages = load_stages(root)
     edges = upstream(stages)
+    if targets:
+        unknown = sorted(set(targets) - set(stages))
+        if unknown:
+            raise ValueError(f"unknown stage(s) {unknown}; dvc.yaml has {sorted(stages)}")
     res = _dvc("status", "--json", root=root)
     if res.returncode != 0:
         raise RuntimeError(f"dvc status failed:\n{res.stderr}")
@@ -76,9 +112,6 @@ def stale_stages(root: Path, targets: list[str] | None = None) -> list[str]:
         if name in changed or edges[name] & stale:
             stale.add(name)
     if targets:
-        unknown = sorted(set(targets) - set(stages))
-        if unknown:
-            raise ValueError(f"unknown stage(s) {unknown}; dvc.yaml has {sorted(stages)}")
         wanted: set[str] = set()
         todo = list(targets)
         while todo:
@@ -111,79 +144,203 @@ def study_of(stage_name: str) -> str:
     return stage_name.split("-")[0]
 
 
-@task(retries=1, retry_delay_seconds=5, task_run_name="{name}")
+def gpu_stages(root: Path | None = None) -> list[str]:
+    """The stages dvc.yaml marks ``meta: {gpu: true}`` (the one place GPU stages are named)."""
+    return [n for n, s in load_stages(root).items() if s.gpu]
+
+
+def default_gpu_slots() -> int:
+    """How many GPU stages may run at once here: ``$CLAIMBENCH_GPU_SLOTS``, else one per CUDA
+    device (``nvidia-smi -L``), at least 1 (on a CPU machine GPU stages then run one at a time)."""
+    if os.environ.get("CLAIMBENCH_GPU_SLOTS", "").isdigit():
+        return max(1, int(os.environ["CLAIMBENCH_GPU_SLOTS"]))
+    try:
+        out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=10)
+        n = sum(line.startswith("GPU ") for line in out.stdout.splitlines()) if out.returncode == 0 else 0
+    except (OSError, subprocess.TimeoutExpired):
+        n = 0
+    return max(1, n)
+
+
+def ensure_gpu_limit(slots: int) -> None:
+    """Create or update the Prefect tag concurrency limit on ``gpu`` to ``slots``."""
+    from prefect.client.orchestration import get_client
+
+    with get_client(sync_client=True) as c:
+        c.create_concurrency_limit(tag=GPU_TAG, concurrency_limit=slots)
+
+
+def _retryable(task, task_run, state) -> bool:  # noqa: ARG001 - Prefect's retry_condition_fn signature
+    exc = state.data if isinstance(state.data, BaseException) else None
+    return not (isinstance(exc, StageFailed) and exc.returncode == NOT_RETRYABLE_EXIT)
+
+
+_SLOTS: threading.Semaphore | None = None   # at most max_parallel stage processes at once
+
+
+@task(task_run_name="{name}", retry_condition_fn=_retryable)
 def run_stage(name: str, cmd: str, root: str, parent_run_id: str | None) -> dict:
-    """Run one dvc.yaml stage's command, then record it in dvc.lock with `dvc commit`."""
+    """Run one dvc.yaml stage's command in its own process, then record it with `dvc commit`."""
     log = get_run_logger()
     env = _env()
     if parent_run_id:
         env["CLAIMBENCH_PARENT_RUN_ID"] = parent_run_id
-    t0 = time.perf_counter()
-    log.info("stage %s: %s", name, cmd)
-    proc = subprocess.run(cmd, shell=True, cwd=root, env=env, capture_output=True, text=True)
-    wall = time.perf_counter() - t0
+    slots = _SLOTS or threading.Semaphore(1)
+    with slots:
+        t0 = time.perf_counter()
+        log.info("stage %s: %s", name, cmd)
+        proc = subprocess.run(cmd, shell=True, cwd=root, env=env, capture_output=True, text=True)
+        wall = time.perf_counter() - t0
     for line in (proc.stdout + proc.stderr).splitlines()[-20:]:
         log.info("  %s | %s", name, line)
     if proc.returncode != 0:
-        raise RuntimeError(f"stage {name} failed (exit {proc.returncode}):\n{proc.stderr[-2000:]}")
+        if proc.returncode < 0:         # killed: the stage could not close its MLflow run
+            _reap(name, root)
+        raise StageFailed(name, proc.returncode, proc.stderr[-2000:])
     res = _dvc("commit", "--force", name, root=Path(root))
     if res.returncode != 0:
         raise RuntimeError(f"dvc commit {name} failed:\n{res.stderr}")
     return {"stage": name, "wall_s": wall}
 
 
-@flow(name="claimbench-pipeline", task_runner=ThreadPoolTaskRunner(max_workers=4),
+def _reap(stage_name: str, root: str) -> None:
+    from stages.common import tracking
+
+    try:
+        c = tracking.client(Path(root))
+        exp = c.get_experiment_by_name(study_of(stage_name))
+        if exp is not None:
+            tracking.reap_orphans(c, exp.experiment_id, stage_name)
+    except Exception as exc:  # noqa: BLE001 - bookkeeping must not hide the stage's failure
+        print(f"could not mark the MLflow run of {stage_name} FAILED: {exc}")
+
+
+def _workspace_lock(root: Path):
+    from filelock import FileLock, Timeout
+
+    path = root / WORKSPACE_LOCK
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(path))
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        raise RuntimeError(f"another pipeline flow is running in {root} (lock {WORKSPACE_LOCK}); "
+                           "wait for it, or run this one in another clone") from None
+    return lock
+
+
+@flow(name="claimbench-pipeline", task_runner=ThreadPoolTaskRunner(max_workers=32),
       log_prints=True)
-def pipeline(profile: str | None = None, targets: list[str] | None = None) -> dict:
-    """Run the stale stages of dvc.yaml (optionally only ``targets`` and their upstream)."""
+def pipeline(profile: str | None = None, targets: list[str] | None = None,
+             max_parallel: int | None = None, retries: int = 2, retry_delay_s: float = 10.0,
+             gpu_slots: int | None = None) -> dict:
+    """Run the stale stages of dvc.yaml (optionally only ``targets`` and their upstream).
+
+    ``max_parallel``: stage processes at once (default: CPU cores); ``retries`` /
+    ``retry_delay_s``: per stage, for failures a retry can fix; ``gpu_slots``: GPU stages at
+    once (default: CUDA devices, at least 1).
+    """
+    global _SLOTS
     from stages.common import tracking
 
     root = repo_root()
-    if profile:
-        set_profile(root, profile)
-    stages = load_stages(root)
-    edges = upstream(stages)
-    todo = stale_stages(root, targets)
-    print(f"stale stages: {todo or 'none'}")
-    if not todo:
-        return {"ran": [], "failed": [], "parent_run_id": None}
+    lock = _workspace_lock(root)
+    try:
+        if profile:
+            set_profile(root, profile)
+        stages = load_stages(root)
+        edges = upstream(stages)
+        todo = stale_stages(root, targets)
+        print(f"stale stages: {todo or 'none'}")
+        if not todo:
+            return {"ran": [], "failed": [], "skipped": [], "parent_run_id": None}
+        if any(stages[n].gpu for n in todo):
+            ensure_gpu_limit(gpu_slots or default_gpu_slots())
+        _SLOTS = threading.Semaphore(max_parallel or os.cpu_count() or 1)
 
-    for exp in {study_of(n) for n in todo} | {"pipeline"}:
-        tracking.ensure_experiment(exp, root)       # create store + experiments before fanning out
-    parent = tracking.open_flow_run("flow", {"profile": profile or "", "stages": ",".join(todo)}, root)
-    futures = {}
-    t0 = time.perf_counter()
-    for name in todo:
-        s = stages[name]
-        opts = {"tags": [GPU_TAG]} if s.gpu else {}
-        futures[name] = run_stage.with_options(**opts).submit(
-            name, s.cmd, str(root), parent, wait_for=[futures[u] for u in edges[name] if u in futures])
-    ran, failed = [], []
-    for name, fut in futures.items():
-        try:
-            ran.append(fut.result())
-        except Exception as exc:  # noqa: BLE001 - reported, the flow fails below
-            failed.append(name)
-            print(f"stage {name} did not complete: {str(exc).splitlines()[0]}")
-    c = tracking.client(root)
-    c.log_metric(parent, "flow.wall_s", time.perf_counter() - t0)
-    c.log_metric(parent, "flow.stages_ran", len(ran))
-    c.log_metric(parent, "flow.stages_failed", len(failed))
-    if (root / "dvc.lock").exists():
-        c.log_artifact(parent, str(root / "dvc.lock"))
-    c.set_terminated(parent, "FAILED" if failed else "FINISHED")
-    if failed:
-        raise RuntimeError(f"stages failed: {failed}")
-    return {"ran": [r["stage"] for r in ran], "failed": failed, "parent_run_id": parent}
+        studies = sorted({study_of(n) for n in todo})
+        for exp in [*studies, "pipeline"]:
+            tracking.ensure_experiment(exp, root)   # create store + experiments before fanning out
+        flow_tags = {"profile": profile or "", "stages": ",".join(todo), **_prefect_tags()}
+        run_name = f"flow {flow_tags.get('prefect.flow_run_name', time.strftime('%Y-%m-%d %H:%M'))}"
+        parent = tracking.open_flow_run(run_name, flow_tags, root)
+        study_parent = {s: tracking.open_study_parent(s, parent, run_name, root) for s in studies}
+
+        futures = {}
+        t0 = time.perf_counter()
+        for name in todo:
+            s = stages[name]
+            opts = {"retries": retries, "retry_delay_seconds": retry_delay_s}
+            if s.gpu:
+                opts["tags"] = [GPU_TAG]
+            futures[name] = run_stage.with_options(**opts).submit(
+                name, s.cmd, str(root), study_parent[study_of(name)],
+                wait_for=[futures[u] for u in edges[name] if u in futures])
+        ran, failed, skipped = [], {}, []
+        for name, fut in futures.items():
+            state = fut.wait() or fut.state
+            if state.is_completed():
+                ran.append(fut.result())
+            elif any(u in failed or u in skipped for u in edges[name]):
+                skipped.append(name)
+            else:
+                exc = state.result(raise_on_failure=False)
+                failed[name] = str(exc).splitlines()[0] if str(exc) else state.message or "failed"
+        c = tracking.client(root)
+        c.log_metric(parent, "flow.wall_s", time.perf_counter() - t0)
+        c.log_metric(parent, "flow.stages_ran", len(ran))
+        c.log_metric(parent, "flow.stages_failed", len(failed))
+        if (root / "dvc.lock").exists():
+            c.log_artifact(parent, str(root / "dvc.lock"))
+        for s, rid in study_parent.items():
+            bad = [n for n in failed if study_of(n) == s]
+            if bad:
+                tracking.record_failure(c, rid, "; ".join(failed[n] for n in bad))
+            else:
+                c.set_terminated(rid, "FINISHED")
+        if failed:
+            message = "stages failed: " + "; ".join(failed.values())
+            if skipped:
+                message += f". Not run (an upstream stage failed): {', '.join(skipped)}"
+            tracking.record_failure(c, parent, message)
+            raise PipelineFailed(message)
+        c.set_terminated(parent, "FINISHED")
+        return {"ran": [r["stage"] for r in ran], "failed": [], "skipped": [],
+                "parent_run_id": parent, "stage_wall_s": {r["stage"]: r["wall_s"] for r in ran}}
+    finally:
+        lock.release()
 
 
-def main(argv: list[str] | None = None) -> None:
+def _prefect_tags() -> dict[str, str]:
+    """The Prefect flow run (and deployment) this MLflow run belongs to."""
+    try:
+        from prefect.runtime import deployment, flow_run
+
+        tags = {"prefect.flow_run_id": str(flow_run.id or ""),
+                "prefect.flow_run_name": str(flow_run.name or "")}
+        if deployment.name:
+            tags["prefect.deployment"] = str(deployment.name)
+        return {k: v for k, v in tags.items() if v}
+    except Exception:  # noqa: BLE001 - tags are a convenience
+        return {}
+
+
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--profile", choices=["smoke", "default", "paper"])
+    ap.add_argument("--max-parallel", type=int, default=None,
+                    help="stage processes at once (default: CPU cores)")
+    ap.add_argument("--retries", type=int, default=2)
+    ap.add_argument("--retry-delay", type=float, default=10.0, help="seconds between retries")
     ap.add_argument("targets", nargs="*")
     a = ap.parse_args(argv)
-    result = pipeline(profile=a.profile, targets=a.targets or None)
-    print(json.dumps(result, indent=2))
+    state = pipeline(profile=a.profile, targets=a.targets or None, max_parallel=a.max_parallel,
+                     retries=a.retries, retry_delay_s=a.retry_delay, return_state=True)
+    if state.is_completed():
+        print(json.dumps(state.result(), indent=2))
+        return 0
+    print(f"pipeline failed: {state.message}", file=sys.stderr)
+    return 1
 
 
 if __name__ == "__main__":

@@ -5,6 +5,9 @@
     claimbench stages                 list dvc.yaml's stages, their order and GPU marks
     claimbench check [claims.json]    exit 1 when a `must` claim fails or was not evaluated
     claimbench flow [--profile P]     run the pipeline as a Prefect flow (flows/pipeline.py)
+    claimbench stack up|status|run|down   the local Prefect server + worker + MLflow server
+    claimbench deploy                 create the Prefect deployments (flows/deploy.py)
+    claimbench ui [--port 5000]       the MLflow UI on 127.0.0.1 over the project's store
 """
 from __future__ import annotations
 
@@ -87,14 +90,43 @@ def _cmd_check(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_flow(args: argparse.Namespace) -> int:
-    from flows.pipeline import pipeline
 
-    result = pipeline(profile=args.profile, targets=args.targets or None)
-    return 0 if result.get("failed", []) == [] else 1
+
+def ui_command(root: Path, host: str = "127.0.0.1", port: int = 5000) -> list[str]:
+    """`mlflow ui` over the project's store (sqlite + mlartifacts/), loopback only by default."""
+    exe = Path(sys.executable).parent / "mlflow"
+    return [str(exe) if exe.exists() else "mlflow", "ui",
+            "--backend-store-uri", f"sqlite:///{(root / 'mlruns.db').as_posix()}",
+            "--default-artifact-root", (root / "mlartifacts").as_uri(),
+            "--host", host, "--port", str(port)]
+
+
+def _cmd_ui(args: argparse.Namespace) -> int:
+    import os
+    import subprocess
+
+    from .params import repo_root
+
+    root = repo_root()
+    if not (root / "mlruns.db").exists():
+        print(f"note: {root / 'mlruns.db'} does not exist yet; run a stage or `dvc repro` first",
+              file=sys.stderr)
+    cmd = ui_command(root, args.host, args.port)
+    print(f"MLflow UI on http://{args.host}:{args.port} (Ctrl-C stops it)", flush=True)
+    env = {**os.environ, "MLFLOW_DISABLE_TELEMETRY": "true", "DO_NOT_TRACK": "true"}
+    try:
+        return subprocess.call(cmd, cwd=root, env=env)
+    except KeyboardInterrupt:
+        return 0
+
+
+PASS_THROUGH = {"flow": "flows.pipeline", "stack": "flows.stack", "deploy": "flows.deploy"}
 
 
 def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] in PASS_THROUGH:   # these own their options (and --help)
+        sys.exit(importlib.import_module(PASS_THROUGH[argv[0]]).main(argv[1:]))
     parser = argparse.ArgumentParser(prog="claimbench", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -110,10 +142,15 @@ def main(argv: list[str] | None = None) -> None:
     p = sub.add_parser("check", help="fail when a must claim fails")
     p.add_argument("claims", nargs="?", default="reports/claims.json")
     p.set_defaults(fn=_cmd_check)
-    p = sub.add_parser("flow", help="run the Prefect pipeline flow")
-    p.add_argument("--profile", default=None, choices=["smoke", "default", "paper"])
-    p.add_argument("targets", nargs="*")
-    p.set_defaults(fn=_cmd_flow)
+    for name, text in (
+            ("flow", "run the Prefect pipeline flow (claimbench flow --help)"),
+            ("stack", "start/stop the local Prefect + MLflow stack: up|status|run|down"),
+            ("deploy", "create the Prefect deployments on $PREFECT_API_URL")):
+        sub.add_parser(name, help=text)     # dispatched before parsing (see PASS_THROUGH)
+    p = sub.add_parser("ui", help="the MLflow UI over the project's store, on 127.0.0.1")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=5000)
+    p.set_defaults(fn=_cmd_ui)
     args = parser.parse_args(argv)
     sys.exit(args.fn(args))
 

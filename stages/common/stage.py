@@ -9,14 +9,27 @@ A stage module looks like::
             ctx.run.log_curve(...)      # metrics with steps
 
 Params are validated (all profiles) before anything heavy is imported; a bad value exits
-with status 2 and a message naming the key. When the body returns, the stage's metrics
-files, plots and outs (as declared in dvc.yaml) are logged to MLflow.
+with status 2 and a message naming the key. Before the body runs:
+
+* leftovers of a killed earlier run (``.tmp-<out>-*`` beside an out, an interrupted folder
+  swap) are cleaned up;
+* every dep that another stage produces is checked against the hash dvc.lock recorded for
+  it, so a hand-edited or truncated input stops the stage (exit 2, naming the file and the
+  stage that made it) instead of giving a silently wrong result.
+
+When the body returns, the stage's metrics files, plots and outs (as declared in dvc.yaml)
+are logged to MLflow; when it raises (or gets SIGTERM) the run is marked FAILED with the
+error. Exit status 2 means bad input (params, data) that a retry cannot fix.
+
+``CLAIMBENCH_TRACKING=off`` runs a stage without MLflow (benchmarks, debugging).
 """
 from __future__ import annotations
 
 import contextlib
 import os
 import random
+import shutil
+import signal
 import sys
 import time
 from dataclasses import dataclass
@@ -70,6 +83,78 @@ def fail(message: str, code: int = 2) -> None:
     raise SystemExit(code)
 
 
+def tracking_enabled() -> bool:
+    return os.environ.get("CLAIMBENCH_TRACKING", "on").lower() not in ("off", "0", "false", "no")
+
+
+def clean_leftovers(root: Path, outs: list[str]) -> list[Path]:
+    """Remove what a killed earlier run of this stage left beside its outs; return what went.
+
+    ``atomic_path``/``atomic_dir`` write to ``.tmp-<name>-*`` beside the target and rename;
+    a SIGKILL between the two leaves the temp behind. An interrupted folder swap
+    (``.old-<name>``) is restored or dropped by :func:`recover_dir`.
+    """
+    from .io import recover_dir
+
+    removed = []
+    for rel in outs:
+        target = root / rel
+        recover_dir(target)
+        if not target.parent.is_dir():
+            continue
+        for tmp in target.parent.glob(f".tmp-{target.name}-*"):
+            if tmp.is_dir():
+                shutil.rmtree(tmp, ignore_errors=True)
+            else:
+                tmp.unlink(missing_ok=True)
+            removed.append(tmp)
+    return removed
+
+
+def check_deps_against_lock(root: Path, stage_name: str, deps: list[str],
+                            hashes: dict[str, str]) -> list[str]:
+    """Problems with the deps that other stages produce: each must exist and hash to what
+    dvc.lock recorded for it. ``hashes`` maps each existing dep to its DVC hash. Deps no
+    stage makes (code, shipped data) are DVC's to track.
+    """
+    from .dvcfile import load_lock
+
+    wanted = set(deps)
+    problems = []
+    for producer, entry in load_lock(root).items():
+        if producer == stage_name:
+            continue
+        for out in entry.get("outs") or []:
+            path, want = out.get("path"), out.get("md5")
+            if path not in wanted or not want:
+                continue
+            if path not in hashes:
+                problems.append(f"{path} (made by stage {producer}) is missing; run "
+                                f"`dvc repro {producer}` or `dvc checkout {path}`")
+            elif hashes[path] != want:
+                problems.append(
+                    f"{path} differs from what stage {producer} recorded in dvc.lock "
+                    f"(md5 {hashes[path]}, recorded {want}): it was changed outside the pipeline "
+                    f"(edited, truncated, or written by a stage run by hand). Restore it with "
+                    f"`dvc checkout {path}` or `dvc repro {producer}`; if the change is meant, "
+                    f"record it with `dvc commit {producer}`")
+    return problems
+
+
+def _raise_on_sigterm(signum, frame):  # noqa: ARG001 - signal handler signature
+    raise SystemExit(f"terminated by signal {signal.Signals(signum).name}")
+
+
+def _set_sigterm(handler):
+    """Install a SIGTERM handler (main thread only; elsewhere signals cannot be caught)."""
+    if handler is None:
+        return None
+    try:
+        return signal.signal(signal.SIGTERM, handler)
+    except ValueError:
+        return None
+
+
 @contextlib.contextmanager
 def stage(study: str, step: str, model: type[M], stage_name: str | None = None,
           track: bool = True) -> Iterator[StageContext]:
@@ -84,31 +169,46 @@ def stage(study: str, step: str, model: type[M], stage_name: str | None = None,
     spec = load_stages(root).get(stage_name)
     if spec is None:
         fail(f"dvc.yaml has no stage {stage_name!r}")
+    from .tracking import hash_deps
+
+    t0 = time.perf_counter()
+    for leftover in clean_leftovers(root, spec.outs):
+        print(f"[{stage_name}] removed {leftover.relative_to(root)} (left by a killed earlier run)",
+              flush=True)
+    dep_hashes = hash_deps(root, spec.deps)
+    problems = check_deps_against_lock(root, stage_name, spec.deps, dep_hashes)
+    if problems:
+        fail(f"stage {stage_name}: its inputs are not what the pipeline made:\n  " +
+             "\n  ".join(problems))
     seed_everything(common.seed)
     run = None
-    t0 = time.perf_counter()
     print(f"[{stage_name}] profile={common.profile} seed={common.seed}", flush=True)
-    if track:
+    if track and tracking_enabled():
         from .tracking import StageRun
 
         run = StageRun(study, step, stage_name, common.profile,
                        {"common": common.model_dump(), study: params.model_dump()},
-                       root=root, deps=spec.deps, outs=spec.outs)
+                       root=root, deps=spec.deps, outs=spec.outs, dep_hashes=dep_hashes)
     ctx = StageContext(study, step, stage_name, common, params, root, run)
+    setup_s = time.perf_counter() - t0          # checks, hashing deps, opening the run
+    t_body = time.perf_counter()
+    previous = _set_sigterm(_raise_on_sigterm)
     try:
         yield ctx
-    except BaseException:
+    except BaseException as exc:
         if run is not None:
-            run.finish("FAILED")
+            run.fail(exc)
         raise
-    compute_s = time.perf_counter() - t0
+    finally:
+        _set_sigterm(previous)
+    compute_s = time.perf_counter() - t_body
     if run is not None:
         t1 = time.perf_counter()
         for m in spec.metrics:
             run.log_metrics_file(m)
         for o in spec.outs:
             run.log_out(o)
-        run.log_metrics({"stage.compute_s": compute_s,
+        run.log_metrics({"stage.setup_s": setup_s, "stage.compute_s": compute_s,
                          "stage.logging_s": time.perf_counter() - t1})
         run.finish()
     print(f"[{stage_name}] done in {time.perf_counter() - t0:.1f}s", flush=True)

@@ -10,16 +10,24 @@ folders as manifests).
 The store is ``$MLFLOW_TRACKING_URI`` or a local sqlite file at the repository root
 (``mlruns.db``, artifacts in ``mlartifacts/``). SQLite refuses concurrent writers at times
 ("database is locked"); every call retries, and the Prefect flow creates the store and
-the experiments before it fans out. A parent run id in ``$CLAIMBENCH_PARENT_RUN_ID``
-nests the stage run under a flow run.
+the experiments before it fans out. Against an ``http(s)://`` tracking server the server
+chooses where artifacts go (``mlflow server --artifacts-destination``). A parent run id in
+``$CLAIMBENCH_PARENT_RUN_ID`` nests the stage run under a flow run.
+
+A stage that raises marks its run FAILED with the error (tag ``claimbench.error``, the
+traceback as ``error.txt``). A stage killed outright (SIGKILL, out of memory) cannot; its
+run is left RUNNING, and :func:`reap_orphans` marks it FAILED the next time that stage
+starts or when the flow sees the stage die (every run records its host and pid).
 """
 from __future__ import annotations
 
 import json
 import os
 import random
+import socket
 import subprocess
 import time
+import traceback
 from pathlib import Path
 from typing import Any, Callable, Iterable, TypeVar
 
@@ -29,6 +37,7 @@ from .params import flatten, repo_root
 T = TypeVar("T")
 ARTIFACT_MAX_BYTES = 20 * 1024 * 1024
 PARENT_ENV = "CLAIMBENCH_PARENT_RUN_ID"
+ERROR_TAG, HOST_TAG, PID_TAG = "claimbench.error", "claimbench.host", "claimbench.pid"
 
 
 def tracking_uri(root: Path | None = None) -> str:
@@ -36,9 +45,19 @@ def tracking_uri(root: Path | None = None) -> str:
     return os.environ.get("MLFLOW_TRACKING_URI") or f"sqlite:///{(root / 'mlruns.db').as_posix()}"
 
 
-def artifact_root(root: Path | None = None) -> str:
+def is_server(uri: str) -> bool:
+    return uri.startswith(("http://", "https://"))
+
+
+def artifact_root(root: Path | None = None) -> str | None:
+    """Where new experiments keep artifacts: ``$CLAIMBENCH_ARTIFACT_ROOT``, else ``mlartifacts/``
+    beside the sqlite store; ``None`` (the server's choice) when logging to a tracking server."""
     root = root or repo_root()
-    return os.environ.get("CLAIMBENCH_ARTIFACT_ROOT") or (root / "mlartifacts").as_uri()
+    if os.environ.get("CLAIMBENCH_ARTIFACT_ROOT"):
+        return os.environ["CLAIMBENCH_ARTIFACT_ROOT"]
+    if is_server(tracking_uri(root)):
+        return None
+    return (root / "mlartifacts").as_uri()
 
 
 def retry(fn: Callable[[], T], attempts: int = 8, base: float = 0.25) -> T:
@@ -73,7 +92,8 @@ def ensure_experiment(name: str, root: Path | None = None) -> str:
         exp = c.get_experiment_by_name(name)
         if exp is not None:
             return exp.experiment_id
-        return c.create_experiment(name, artifact_location=f"{artifact_root(root)}/{name}")
+        base = artifact_root(root)
+        return c.create_experiment(name, artifact_location=f"{base}/{name}" if base else None)
 
     return retry(get_or_create)
 
@@ -98,7 +118,8 @@ class StageRun:
 
     def __init__(self, study: str, step: str, stage_name: str, profile: str,
                  params: dict[str, Any], root: Path | None = None,
-                 deps: list[str] | None = None, outs: list[str] | None = None):
+                 deps: list[str] | None = None, outs: list[str] | None = None,
+                 dep_hashes: dict[str, str] | None = None):
         self.root = root or repo_root()
         self.study, self.step, self.stage_name = study, step, stage_name
         self.deps, self.outs = list(deps or []), list(outs or [])
@@ -110,12 +131,14 @@ class StageRun:
             "dvc.stage": stage_name,
             "profile": profile,
             "params.hash": stable_hash(params),
+            HOST_TAG: socket.gethostname(),
+            PID_TAG: str(os.getpid()),
             **git_info(self.root, ignore=self.outs),
         }
-        for d in self.deps:
-            path = self.root / d
-            if path.exists():
-                tags[f"dep.{d}"] = dvc_md5(path)
+        self.dep_hashes = dep_hashes if dep_hashes is not None else hash_deps(self.root, self.deps)
+        for d, md5 in self.dep_hashes.items():
+            tags[f"dep.{d}"] = md5
+        reap_orphans(self.client, exp_id, stage_name)
         parent = os.environ.get(PARENT_ENV)
         if parent:
             tags["mlflow.parentRunId"] = parent
@@ -212,6 +235,70 @@ class StageRun:
     def finish(self, status: str = "FINISHED") -> None:
         retry(lambda: self.client.set_terminated(self.run_id, status))
 
+    def fail(self, exc: BaseException) -> None:
+        """Mark the run FAILED with the error: a one-line tag, the note, the traceback."""
+        record_failure(self.client, self.run_id, error_line(exc),
+                       "".join(traceback.format_exception(exc)))
+
+
+def hash_deps(root: Path, deps: Iterable[str]) -> dict[str, str]:
+    """The DVC hash of every existing dep (what dvc.lock would record)."""
+    return {d: dvc_md5(root / d) for d in deps if (root / d).exists()}
+
+
+def error_line(exc: BaseException) -> str:
+    if isinstance(exc, SystemExit):
+        return f"exit status {exc.code}" if not isinstance(exc.code, str) else exc.code
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0] if text else ''}".strip()
+
+
+def record_failure(c, run_id: str, message: str, details: str | None = None,
+                   status: str = "FAILED") -> None:
+    """Tag a run with why it failed (tag, run description, ``error.txt``) and end it."""
+    retry(lambda: c.set_tag(run_id, ERROR_TAG, message[:4000]))
+    retry(lambda: c.set_tag(run_id, "mlflow.note.content",
+                            f"**{status}**: {message}" + (f"\n\n```\n{details[-8000:]}\n```"
+                                                            if details else "")))
+    if details:
+        retry(lambda: c.log_text(run_id, details, "error.txt"))
+    retry(lambda: c.set_terminated(run_id, status))
+
+
+def _process_alive_since(pid: int, start_ms: int) -> bool:
+    """True when process ``pid`` exists and was started before ``start_ms`` (not a reused pid)."""
+    import psutil
+
+    try:
+        return psutil.Process(pid).create_time() * 1000 <= start_ms + 1000
+    except (psutil.NoSuchProcess, psutil.AccessDenied, ValueError):
+        return False
+
+
+def reap_orphans(c, exp_id: str, stage_name: str) -> list[str]:
+    """Mark FAILED the RUNNING runs of ``stage_name`` whose process (on this host) is gone.
+
+    A stage killed with SIGKILL (or by the out-of-memory killer) cannot close its run; this
+    closes it with the reason, so the MLflow UI never shows a dead stage as running.
+    """
+    host = socket.gethostname()
+    runs = retry(lambda: c.search_runs(
+        [exp_id], filter_string=f"tags.`dvc.stage` = '{stage_name}' and attributes.status = 'RUNNING'",
+        max_results=100))
+    reaped = []
+    for r in runs:
+        tags = r.data.tags
+        if tags.get(HOST_TAG) != host or not tags.get(PID_TAG, "").isdigit():
+            continue
+        pid = int(tags[PID_TAG])
+        if pid == os.getpid() or _process_alive_since(pid, r.info.start_time):
+            continue
+        record_failure(c, r.info.run_id,
+                       f"the stage process (pid {pid} on {host}) ended without closing its run: "
+                       "killed (SIGKILL, out of memory) or crashed")
+        reaped.append(r.info.run_id)
+    return reaped
+
 
 def dir_size(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
@@ -235,4 +322,17 @@ def open_flow_run(name: str, tags: dict[str, str] | None = None, root: Path | No
     c = client(root)
     exp_id = ensure_experiment("pipeline", root)
     return retry(lambda: c.create_run(exp_id, run_name=name, tags=tags or {}).info.run_id)
+
+
+def open_study_parent(study: str, flow_run_id: str, name: str, root: Path | None = None) -> str:
+    """A run in the study's experiment that stands for the flow run there.
+
+    The MLflow UI nests runs only within one experiment, so the flow's stage runs nest under
+    this run (experiment = study), and it nests under the flow's run in ``pipeline``.
+    """
+    c = client(root)
+    exp_id = ensure_experiment(study, root)
+    tags = {"mlflow.parentRunId": flow_run_id, "claimbench.flow_run_id": flow_run_id,
+            "claimbench.kind": "flow"}
+    return retry(lambda: c.create_run(exp_id, run_name=name, tags=tags).info.run_id)
 

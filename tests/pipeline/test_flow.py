@@ -23,15 +23,24 @@ def test_flow_runs_stale_stages_and_leaves_dvc_clean(repo_copy):
     rows = json.loads((repo_copy / "reports/claims.json").read_text())
     assert rows and all(r["measured"] is not None for r in rows)
 
-    # stage runs are nested under the flow's parent run
+    # stage runs nest under the flow's run: in each study's experiment (the MLflow UI nests
+    # only within one) under a run that stands for the flow and is itself its child
     from mlflow.tracking import MlflowClient
 
     c = MlflowClient(tracking_uri=f"sqlite:///{repo_copy / 'mlruns.db'}")
     parent = c.get_run(result["parent_run_id"])
     assert parent.info.status == "FINISHED"
-    kids = c.search_runs([c.get_experiment_by_name(n).experiment_id for n in ("zipf_bigram", "ledger")],
-                         filter_string=f"tags.mlflow.parentRunId = '{parent.info.run_id}'")
-    assert len(kids) == 4
+    assert c.get_experiment(parent.info.experiment_id).name == "pipeline"
+    stage_runs = {}
+    for study, n_stages in (("zipf_bigram", 3), ("ledger", 1)):
+        exp_id = c.get_experiment_by_name(study).experiment_id
+        (mid,) = c.search_runs([exp_id], filter_string=f"tags.mlflow.parentRunId = '{parent.info.run_id}'")
+        assert mid.data.tags["claimbench.kind"] == "flow" and mid.info.status == "FINISHED"
+        kids = c.search_runs([exp_id], filter_string=f"tags.mlflow.parentRunId = '{mid.info.run_id}'")
+        assert len(kids) == n_stages
+        stage_runs.update({r.data.tags["dvc.stage"]: r for r in kids})
+    assert set(stage_runs) == set(result["ran"])
+    assert all(r.info.status == "FINISHED" for r in stage_runs.values())
 
     # a second flow run finds nothing stale
     again = sh([__import__("sys").executable, "-m", "flows.pipeline"], repo_copy, timeout=600)
