@@ -89,6 +89,32 @@ def wait_http(url: str, timeout: float, proc: subprocess.Popen | None = None,
     raise StackError(f"{url} did not answer within {timeout:.0f}s")
 
 
+def stop_trees(roots: list, grace: float = 20.0) -> tuple[list[int], int]:
+    """SIGTERM each process in ``roots`` and all its descendants, SIGKILL what is left after
+    ``grace`` seconds; returns (the pids, how many needed SIGKILL)."""
+    import psutil
+
+    procs = []
+    for p in roots:
+        try:
+            procs.extend([p, *p.children(recursive=True)])
+        except psutil.NoSuchProcess:
+            continue
+    for p in procs:
+        try:
+            p.send_signal(signal.SIGTERM)
+        except psutil.NoSuchProcess:
+            pass
+    _, alive = psutil.wait_procs(procs, timeout=grace)
+    for p in alive:
+        try:
+            p.kill()
+        except psutil.NoSuchProcess:
+            pass
+    psutil.wait_procs(alive, timeout=10)
+    return [p.pid for p in procs], len(alive)
+
+
 class Stack:
     """The services of one checkout, recorded in ``<state_dir>/stack.json``."""
 
@@ -148,8 +174,8 @@ class Stack:
         return out
 
     def up(self, prefect_port: int = 4200, mlflow_port: int | None = 5000, gpu_worker: bool = False,
-           deploy: bool = True, gpu_schedule: bool = False, timeout: float = 180,
-           extra_env: dict[str, str] | None = None) -> dict[str, Any]:
+           deploy: bool = True, gpu_schedule: bool = False, prefect_ui: bool = True,
+           timeout: float = 180, extra_env: dict[str, str] | None = None) -> dict[str, Any]:
         import psutil
 
         if self.running():
@@ -173,7 +199,7 @@ class Stack:
             print(f"starting Prefect server on {HOST}:{prefect_port} ...", flush=True)
             server = self._spawn("prefect-server", [
                 _bin("prefect"), "server", "start", "--host", HOST, "--port", str(prefect_port),
-                "--analytics-off", "--no-ui"], base_env)
+                "--analytics-off", "--ui" if prefect_ui else "--no-ui"], base_env)
             record("prefect-server", server)
             api = f"http://{HOST}:{prefect_port}/api"
             wait_http(f"{api}/health", timeout, server, self.logs / "prefect-server.log")
@@ -229,32 +255,20 @@ class Stack:
         """Stop every recorded service and all its descendants; returns the pids stopped."""
         import psutil
 
-        procs: list[psutil.Process] = []
-        for name, info in (self.state().get("processes") or {}).items():
+        roots = []
+        for info in (self.state().get("processes") or {}).values():
             try:
                 p = psutil.Process(info["pid"])
-                if p.create_time() != info["started"]:
-                    continue           # the pid was reused: not ours
-                procs.extend([p, *p.children(recursive=True)])
             except psutil.NoSuchProcess:
                 continue
-        for p in procs:
-            try:
-                p.send_signal(signal.SIGTERM)
-            except psutil.NoSuchProcess:
-                pass
-        _, alive = psutil.wait_procs(procs, timeout=grace)
-        for p in alive:
-            try:
-                p.kill()
-            except psutil.NoSuchProcess:
-                pass
-        psutil.wait_procs(alive, timeout=10)
+            if p.create_time() == info["started"]:      # else the pid was reused: not ours
+                roots.append(p)
+        stopped, killed = stop_trees(roots, grace)
         if self.state_path.exists():
             self.state_path.unlink()
         if not quiet:
-            print(f"stopped {len(procs)} process(es)" + (f" ({len(alive)} needed SIGKILL)" if alive else ""))
-        return [p.pid for p in procs]
+            print(f"stopped {len(stopped)} process(es)" + (f" ({killed} needed SIGKILL)" if killed else ""))
+        return stopped
 
     # -- using it ----------------------------------------------------------------
     def trigger(self, deployment: str = "nightly", parameters: dict[str, Any] | None = None,
@@ -277,7 +291,7 @@ class Stack:
 
 def _print_up(state: dict[str, Any], stack: Stack) -> None:
     print("\nthe stack is up:")
-    print(f"  Prefect API   {state.get('prefect_api_url')}")
+    print(f"  Prefect API   {state.get('prefect_api_url')}   (UI: {state['prefect_api_url'][:-4]})")
     if state.get("mlflow_url"):
         print(f"  MLflow UI     {state['mlflow_url']}")
     for d in state.get("deployments", []):
@@ -298,6 +312,7 @@ def main(argv: list[str] | None = None) -> int:
     up.add_argument("--no-mlflow", action="store_true", help="stages log to the sqlite store")
     up.add_argument("--gpu-worker", action="store_true", help="also a worker for the GPU pool")
     up.add_argument("--gpu-schedule", action="store_true", help="turn on the GPU deployment's schedule")
+    up.add_argument("--no-prefect-ui", action="store_true", help="the Prefect API without its web UI")
     sub.add_parser("down", help="stop everything `up` started")
     sub.add_parser("status", help="what is running")
     run = sub.add_parser("run", help="trigger a deployment run now")
@@ -310,7 +325,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if a.action == "up":
             state = stack.up(a.prefect_port, None if a.no_mlflow else a.mlflow_port,
-                             gpu_worker=a.gpu_worker, gpu_schedule=a.gpu_schedule)
+                             gpu_worker=a.gpu_worker, gpu_schedule=a.gpu_schedule,
+                             prefect_ui=not a.no_prefect_ui)
             _print_up(state, stack)
         elif a.action == "down":
             stack.down()

@@ -183,17 +183,17 @@ def stage(study: str, step: str, model: type[M], stage_name: str | None = None,
     seed_everything(common.seed)
     run = None
     print(f"[{stage_name}] profile={common.profile} seed={common.seed}", flush=True)
-    if track and tracking_enabled():
-        from .tracking import StageRun
-
-        run = StageRun(study, step, stage_name, common.profile,
-                       {"common": common.model_dump(), study: params.model_dump()},
-                       root=root, deps=spec.deps, outs=spec.outs, dep_hashes=dep_hashes)
-    ctx = StageContext(study, step, stage_name, common, params, root, run)
-    setup_s = time.perf_counter() - t0          # checks, hashing deps, opening the run
-    t_body = time.perf_counter()
-    previous = _set_sigterm(_raise_on_sigterm)
+    previous = _set_sigterm(_raise_on_sigterm)    # SIGTERM -> SystemExit -> the run is FAILED
     try:
+        if track and tracking_enabled():
+            from .tracking import StageRun
+
+            run = StageRun(study, step, stage_name, common.profile,
+                           {"common": common.model_dump(), study: params.model_dump()},
+                           root=root, deps=spec.deps, outs=spec.outs, dep_hashes=dep_hashes)
+        ctx = StageContext(study, step, stage_name, common, params, root, run)
+        setup_s = time.perf_counter() - t0          # checks, hashing deps, opening the run
+        t_body = time.perf_counter()
         yield ctx
     except BaseException as exc:
         if run is not None:

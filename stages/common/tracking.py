@@ -76,12 +76,30 @@ def retry(fn: Callable[[], T], attempts: int = 8, base: float = 0.25) -> T:
     raise AssertionError("unreachable")
 
 
+_READY_STORES: set[str] = set()
+
+
 def client(root: Path | None = None):
     os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
     os.environ.setdefault("DO_NOT_TRACK", "true")
     from mlflow.tracking import MlflowClient
 
-    return MlflowClient(tracking_uri=tracking_uri(root))
+    uri = tracking_uri(root)
+    if not uri.startswith("sqlite:///") or uri in _READY_STORES:
+        return MlflowClient(tracking_uri=uri)
+    # MLflow creates and migrates a sqlite schema when a client is made; two processes doing
+    # that at once leave it half-migrated ("table _alembic_tmp_params already exists",
+    # mlflow #6490), which retrying cannot repair. So the first client of a store in each
+    # process is made under a file lock beside the database: one process migrates, the
+    # others then find the schema current.
+    from filelock import FileLock
+
+    db = Path(uri[len("sqlite:///"):])
+    db.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(db) + ".init.lock", timeout=300):
+        c = retry(lambda: MlflowClient(tracking_uri=uri))
+    _READY_STORES.add(uri)
+    return c
 
 
 def ensure_experiment(name: str, root: Path | None = None) -> str:
@@ -131,14 +149,13 @@ class StageRun:
             "dvc.stage": stage_name,
             "profile": profile,
             "params.hash": stable_hash(params),
-            HOST_TAG: socket.gethostname(),
-            PID_TAG: str(os.getpid()),
+            **process_tags(),
             **git_info(self.root, ignore=self.outs),
         }
         self.dep_hashes = dep_hashes if dep_hashes is not None else hash_deps(self.root, self.deps)
         for d, md5 in self.dep_hashes.items():
             tags[f"dep.{d}"] = md5
-        reap_orphans(self.client, exp_id, stage_name)
+        reap_orphans(self.client, exp_id)
         parent = os.environ.get(PARENT_ENV)
         if parent:
             tags["mlflow.parentRunId"] = parent
@@ -275,16 +292,16 @@ def _process_alive_since(pid: int, start_ms: int) -> bool:
         return False
 
 
-def reap_orphans(c, exp_id: str, stage_name: str) -> list[str]:
-    """Mark FAILED the RUNNING runs of ``stage_name`` whose process (on this host) is gone.
+def reap_orphans(c, exp_id: str) -> list[str]:
+    """Mark FAILED the RUNNING runs of experiment ``exp_id`` whose process (on this host) is gone.
 
     A stage killed with SIGKILL (or by the out-of-memory killer) cannot close its run; this
-    closes it with the reason, so the MLflow UI never shows a dead stage as running.
+    closes it with the reason, so the MLflow UI never shows a dead stage as running. Runs from
+    other hosts, and runs whose process is alive, are left alone.
     """
     host = socket.gethostname()
-    runs = retry(lambda: c.search_runs(
-        [exp_id], filter_string=f"tags.`dvc.stage` = '{stage_name}' and attributes.status = 'RUNNING'",
-        max_results=100))
+    runs = retry(lambda: c.search_runs([exp_id], filter_string="attributes.status = 'RUNNING'",
+                                       max_results=1000))
     reaped = []
     for r in runs:
         tags = r.data.tags
@@ -293,11 +310,17 @@ def reap_orphans(c, exp_id: str, stage_name: str) -> list[str]:
         pid = int(tags[PID_TAG])
         if pid == os.getpid() or _process_alive_since(pid, r.info.start_time):
             continue
+        what = f"stage {tags['dvc.stage']}" if "dvc.stage" in tags else "flow"
         record_failure(c, r.info.run_id,
-                       f"the stage process (pid {pid} on {host}) ended without closing its run: "
+                       f"the {what} process (pid {pid} on {host}) ended without closing its run: "
                        "killed (SIGKILL, out of memory) or crashed")
         reaped.append(r.info.run_id)
     return reaped
+
+
+def process_tags() -> dict[str, str]:
+    """Host and pid, so a run whose process died can be told from one still running."""
+    return {HOST_TAG: socket.gethostname(), PID_TAG: str(os.getpid())}
 
 
 def dir_size(path: Path) -> int:
@@ -321,7 +344,9 @@ def open_flow_run(name: str, tags: dict[str, str] | None = None, root: Path | No
     """Create the parent run of a flow run (experiment ``pipeline``); returns its id."""
     c = client(root)
     exp_id = ensure_experiment("pipeline", root)
-    return retry(lambda: c.create_run(exp_id, run_name=name, tags=tags or {}).info.run_id)
+    reap_orphans(c, exp_id)
+    tags = {**(tags or {}), **process_tags()}
+    return retry(lambda: c.create_run(exp_id, run_name=name, tags=tags).info.run_id)
 
 
 def open_study_parent(study: str, flow_run_id: str, name: str, root: Path | None = None) -> str:
@@ -333,6 +358,6 @@ def open_study_parent(study: str, flow_run_id: str, name: str, root: Path | None
     c = client(root)
     exp_id = ensure_experiment(study, root)
     tags = {"mlflow.parentRunId": flow_run_id, "claimbench.flow_run_id": flow_run_id,
-            "claimbench.kind": "flow"}
+            "claimbench.kind": "flow", **process_tags()}
     return retry(lambda: c.create_run(exp_id, run_name=name, tags=tags).info.run_id)
 

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -32,16 +31,6 @@ def set_yaml_line(path: Path, old: str, new: str) -> None:
 def repo_copy(tmp_path) -> Path:
     """The tracked (and untracked, not ignored) files of this checkout, as a fresh git repo on the
     smoke profile, with no DVC cache, no outputs and no MLflow store."""
-    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=REPO,
-                           capture_output=True, text=True, check=True).stdout.split()
-    dst = tmp_path / "repo"
-    for f in files:
-        src = REPO / f
-        if src.is_file() and not f.startswith("reports/") and f != "dvc.lock":
-            (dst / f).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src, dst / f)
-    set_yaml_line(dst / "params.yaml", "profile: default", "profile: smoke")
-    sh(["git", "init", "-q"], dst)
-    sh(["git", "-c", "user.email=t@t", "-c", "user.name=t", "add", "-A"], dst)
-    sh(["git", "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "copy"], dst)
-    return dst
+    from stages.common.checkout import copy_checkout
+
+    return copy_checkout(REPO, tmp_path / "repo", profile="smoke")

@@ -1,0 +1,47 @@
+"""What the benchmark scripts share: a clean environment, timed commands, stage timings."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+
+def env(**extra: str) -> dict[str, str]:
+    """This environment, offline and telemetry-free, with this venv's tools first on PATH."""
+    e = dict(os.environ)
+    e.update({"DVC_NO_ANALYTICS": "1", "MLFLOW_DISABLE_TELEMETRY": "true", "DO_NOT_TRACK": "true",
+              "PREFECT_SERVER_ANALYTICS_ENABLED": "false", "HF_HUB_OFFLINE": "1",
+              "HF_DATASETS_OFFLINE": "1", "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "90"})
+    e["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{e.get('PATH', '')}"
+    for k in ("MLFLOW_TRACKING_URI", "DVC_ROOT", "MLFLOW_RUN_ID", "CLAIMBENCH_PARENT_RUN_ID"):
+        e.pop(k, None)
+    e.update(extra)
+    return e
+
+
+def timed(cmd: list[str], cwd: Path, quiet: bool = False, **extra_env: str) -> tuple[float, str]:
+    """Run ``cmd`` in ``cwd``; return (wall seconds, stdout). Exits on failure."""
+    if not quiet:
+        print(f"  $ {' '.join(cmd)}", flush=True)
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=cwd, env=env(**extra_env), capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    if proc.returncode != 0:
+        raise SystemExit(f"{cmd} failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+    return wall, proc.stdout
+
+
+def stage_metrics(root: Path) -> dict[str, dict[str, float]]:
+    """The stage.* timings of the latest MLflow run of each stage in ``root``'s sqlite store."""
+    from mlflow.tracking import MlflowClient
+
+    c = MlflowClient(tracking_uri=f"sqlite:///{root / 'mlruns.db'}")
+    out: dict[str, dict[str, float]] = {}
+    for e in c.search_experiments():
+        for r in c.search_runs([e.experiment_id], order_by=["attributes.start_time ASC"]):
+            if "dvc.stage" in r.data.tags and "stage.compute_s" in r.data.metrics:
+                out[r.data.tags["dvc.stage"]] = {k: v for k, v in r.data.metrics.items()
+                                                 if k.startswith("stage.")}
+    return out

@@ -1,0 +1,215 @@
+"""stages.common.stage / tracking: leftovers of killed runs, deps checked against dvc.lock,
+errors recorded on FAILED runs, orphaned RUNNING runs reaped, artifact location per store."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from stages.common import tracking
+from stages.common.io import dvc_md5
+from stages.common.stage import check_deps_against_lock, clean_leftovers, tracking_enabled
+
+from .conftest import isolate_env
+
+
+# --------------------------------------------------------------------------------------
+# leftovers of a killed run
+# --------------------------------------------------------------------------------------
+def test_clean_leftovers_removes_only_this_stages_temps(tmp_path):
+    """Temp files/folders of this stage's outs go; another out's temps and real files stay."""
+    d = tmp_path / "data" / "s"
+    d.mkdir(parents=True)
+    (d / "results.json").write_text("{}")
+    (d / ".tmp-results.json-abc123").write_text("{half")
+    (d / ".tmp-stats-xyz").mkdir()
+    (d / ".tmp-stats-xyz" / "part.arrow").write_bytes(b"\0")
+    (d / ".tmp-other.json-q").write_text("not ours")
+    removed = clean_leftovers(tmp_path, ["data/s/results.json", "data/s/stats", "data/missing/x.json"])
+    assert sorted(p.name for p in removed) == [".tmp-results.json-abc123", ".tmp-stats-xyz"]
+    assert sorted(p.name for p in d.iterdir()) == [".tmp-other.json-q", "results.json"]
+
+
+def test_clean_leftovers_restores_an_interrupted_folder_swap(tmp_path):
+    """Killed between the two renames of atomic_dir: the previous folder comes back."""
+    (tmp_path / "data" / ".old-stats").mkdir(parents=True)
+    (tmp_path / "data" / ".old-stats" / "a").write_text("previous")
+    clean_leftovers(tmp_path, ["data/stats"])
+    assert (tmp_path / "data" / "stats" / "a").read_text() == "previous"
+    assert not (tmp_path / "data" / ".old-stats").exists()
+
+
+# --------------------------------------------------------------------------------------
+# deps against dvc.lock
+# --------------------------------------------------------------------------------------
+def _lock(root: Path, outs: dict[str, str]) -> None:
+    (root / "dvc.lock").write_text(yaml.safe_dump({"schema": "2.0", "stages": {
+        "s-prepare": {"cmd": "x", "outs": [{"path": p, "md5": m} for p, m in outs.items()]}}}))
+
+
+@pytest.fixture
+def made(tmp_path):
+    """A file and a folder that stage s-prepare made, recorded in dvc.lock."""
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "r.json").write_text('{"a": 1}\n')
+    (tmp_path / "data" / "ds").mkdir()
+    (tmp_path / "data" / "ds" / "x.arrow").write_bytes(b"1234")
+    _lock(tmp_path, {"data/r.json": dvc_md5(tmp_path / "data" / "r.json"),
+                     "data/ds": dvc_md5(tmp_path / "data" / "ds")})
+    return tmp_path
+
+
+def _check(root: Path, deps=("data/r.json", "data/ds", "stages/code.py")):
+    return check_deps_against_lock(root, "s-train", list(deps), tracking.hash_deps(root, deps))
+
+
+def test_deps_as_recorded_pass(made):
+    """Untouched outputs of the upstream stage (and deps no stage makes) raise nothing."""
+    assert _check(made) == []
+
+
+def test_truncated_dep_is_named_with_its_maker(made):
+    """A truncated file: the message names the file, the stage that made it and the fix."""
+    (made / "data" / "r.json").write_text('{"a"')
+    (problem,) = _check(made)
+    assert problem.startswith("data/r.json differs from what stage s-prepare recorded in dvc.lock")
+    assert "dvc checkout data/r.json" in problem and "dvc repro s-prepare" in problem
+    assert "dvc commit s-prepare" in problem
+
+
+def test_edited_file_inside_a_folder_dep_is_caught(made):
+    (made / "data" / "ds" / "x.arrow").write_bytes(b"1235")
+    (problem,) = _check(made)
+    assert problem.startswith("data/ds differs")
+
+
+def test_missing_dep_made_by_another_stage(made):
+    (made / "data" / "r.json").unlink()
+    (problem,) = _check(made)
+    assert problem == ("data/r.json (made by stage s-prepare) is missing; run `dvc repro s-prepare` "
+                       "or `dvc checkout data/r.json`")
+
+
+def test_no_lock_or_own_outs_are_not_checked(made):
+    """Without dvc.lock nothing is checked; a stage's own recorded outs are not its inputs."""
+    (made / "data" / "r.json").write_text("changed")
+    assert check_deps_against_lock(made, "s-prepare", ["data/r.json"],
+                                   tracking.hash_deps(made, ["data/r.json"])) == []
+    (made / "dvc.lock").unlink()
+    assert _check(made) == []
+
+
+def test_stage_cli_refuses_edited_input(tmp_path, sub_env, python_exe):
+    """End to end through a stage's command: exit 2, the message, and no compute."""
+    root = tmp_path / "repo"
+    shutil_copy_repo_subset(root)
+    (root / "data" / "zipf_bigram").mkdir(parents=True)
+    res = root / "data" / "zipf_bigram" / "results.json"
+    res.write_text('{"scaling": []}\n')
+    (root / "dvc.lock").write_text(yaml.safe_dump({"schema": "2.0", "stages": {
+        "zipf_bigram-train": {"cmd": "x", "outs": [{"path": "data/zipf_bigram/results.json",
+                                                   "md5": "0" * 32}]}}}))
+    proc = subprocess.run([python_exe, "-m", "stages.zipf_bigram.evaluate"], cwd=root,
+                          env=sub_env(CLAIMBENCH_TRACKING="off"), capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    assert "its inputs are not what the pipeline made" in proc.stderr
+    assert "data/zipf_bigram/results.json differs from what stage zipf_bigram-train recorded" in proc.stderr
+    assert not (root / "reports" / "zipf_bigram" / "metrics.json").exists()
+
+
+def shutil_copy_repo_subset(root: Path) -> None:
+    import shutil
+
+    repo = Path(__file__).resolve().parents[2]
+    root.mkdir(parents=True)
+    for name in ("dvc.yaml", "params.yaml"):
+        shutil.copy2(repo / name, root / name)
+    shutil.copytree(repo / "stages", root / "stages", ignore=shutil.ignore_patterns("__pycache__"))
+
+
+# --------------------------------------------------------------------------------------
+# tracking: errors, orphans, artifact locations
+# --------------------------------------------------------------------------------------
+def test_tracking_switch(monkeypatch):
+    monkeypatch.delenv("CLAIMBENCH_TRACKING", raising=False)
+    assert tracking_enabled()
+    for off in ("off", "0", "false", "no", "OFF"):
+        monkeypatch.setenv("CLAIMBENCH_TRACKING", off)
+        assert not tracking_enabled()
+
+
+def test_error_line():
+    assert tracking.error_line(ValueError("bad\nmore")) == "ValueError: bad"
+    assert tracking.error_line(SystemExit(2)) == "exit status 2"
+    assert tracking.error_line(SystemExit("terminated by signal SIGTERM")) == "terminated by signal SIGTERM"
+
+
+def test_artifact_root_per_store(monkeypatch, tmp_path):
+    """sqlite: mlartifacts/ beside it; a server: its own choice; the env var wins over both."""
+    monkeypatch.delenv("CLAIMBENCH_ARTIFACT_ROOT", raising=False)
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    assert tracking.artifact_root(tmp_path) == (tmp_path / "mlartifacts").as_uri()
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", "http://127.0.0.1:5000")
+    assert tracking.artifact_root(tmp_path) is None
+    monkeypatch.setenv("CLAIMBENCH_ARTIFACT_ROOT", "s3://bucket/claimbench")
+    assert tracking.artifact_root(tmp_path) == "s3://bucket/claimbench"
+
+
+@pytest.fixture
+def store(monkeypatch, tmp_path):
+    isolate_env(monkeypatch, tmp_path)
+    return tracking.client(tmp_path)
+
+
+def test_reap_orphans_fails_dead_runs_only(store, tmp_path):
+    """RUNNING runs whose process died are FAILED with the reason; live, foreign-host and
+    finished runs are left alone."""
+    exp = tracking.ensure_experiment("orph", tmp_path)
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    me = tracking.process_tags()
+    runs = {
+        "dead": {**me, tracking.PID_TAG: str(dead.pid), "dvc.stage": "orph-train"},
+        "alive": me,
+        "foreign": {tracking.HOST_TAG: "another-host", tracking.PID_TAG: str(dead.pid)},
+        "untagged": {},
+    }
+    ids = {k: store.create_run(exp, run_name=k, tags=v).info.run_id for k, v in runs.items()}
+    done = store.create_run(exp, run_name="done", tags={**me, tracking.PID_TAG: str(dead.pid)}).info.run_id
+    store.set_terminated(done, "FINISHED")
+
+    assert tracking.reap_orphans(store, exp) == [ids["dead"]]
+    r = store.get_run(ids["dead"])
+    assert r.info.status == "FAILED"
+    assert r.data.tags[tracking.ERROR_TAG].startswith(
+        f"the stage orph-train process (pid {dead.pid} on {me[tracking.HOST_TAG]}) ended without closing")
+    for k in ("alive", "foreign", "untagged"):
+        assert store.get_run(ids[k]).info.status == "RUNNING", k
+    assert store.get_run(done).info.status == "FINISHED"
+
+
+def test_stage_run_fail_records_error(store, tmp_path):
+    run = tracking.StageRun("errs", "train", "errs-train", "smoke", {"a": 1}, root=tmp_path)
+    try:
+        raise RuntimeError("diverged at step 7")
+    except RuntimeError as exc:
+        run.fail(exc)
+    r = store.get_run(run.run_id)
+    assert r.info.status == "FAILED"
+    assert r.data.tags[tracking.ERROR_TAG] == "RuntimeError: diverged at step 7"
+    path = store.download_artifacts(run.run_id, "error.txt", str(tmp_path))
+    assert "Traceback" in Path(path).read_text() and "diverged at step 7" in Path(path).read_text()
+
+
+def test_study_parent_nests_under_flow_run(store, tmp_path):
+    flow = tracking.open_flow_run("flow x", {"profile": "smoke"}, tmp_path)
+    mid = tracking.open_study_parent("st", flow, "flow x", tmp_path)
+    r = store.get_run(mid)
+    assert r.data.tags["mlflow.parentRunId"] == flow
+    assert store.get_experiment(r.info.experiment_id).name == "st"
+    assert store.get_experiment(store.get_run(flow).info.experiment_id).name == "pipeline"
+    assert r.info.run_name == "flow x"

@@ -1,0 +1,269 @@
+"""Failure safety: retries and the failing stage named by the flow; a stage killed with
+SIGKILL leaves no partial outputs and only it is redone; a hand-edited or truncated input
+is caught; a failed stage's MLflow run is FAILED with the error."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from .conftest import sh
+
+
+def touched_stages(dvc_output: str) -> list[str]:
+    """Stages `dvc repro` ran, or restored from its run cache (same cmd, deps and params ran before)."""
+    return [line.split("'")[1] for line in dvc_output.splitlines()
+            if line.startswith("Running stage") or "is cached - skipping run" in line]
+
+pytestmark = pytest.mark.slow
+
+TOY = textwrap.dedent("""\
+    # a toy stage for the failure tests: counts its attempts, then behaves as told
+    import os, pathlib, signal, sys
+
+    name, mode, out = sys.argv[1:4]
+    log = pathlib.Path("attempts") / name
+    log.parent.mkdir(exist_ok=True)
+    n = len(log.read_text()) if log.exists() else 0
+    log.write_text("x" * (n + 1))
+    if mode == "kill-once" and n == 0:
+        os.kill(os.getpid(), signal.SIGKILL)        # a transient death (OOM killer, preemption)
+    if mode == "fail":
+        sys.exit("something broke")                 # exit status 1
+    if mode == "bad-input":
+        print("error: bad input", file=sys.stderr)
+        sys.exit(2)                                 # the stages' "bad params / inputs" status
+    pathlib.Path(out).parent.mkdir(parents=True, exist_ok=True)
+    pathlib.Path(out).write_text(name)
+""")
+
+TOY_STAGES = textwrap.indent(textwrap.dedent("""
+toy-flaky:
+  cmd: python toy.py toy-flaky kill-once data/toy/flaky.txt
+  deps: [toy.py]
+  outs: [data/toy/flaky.txt]
+toy-broken:
+  cmd: python toy.py toy-broken fail data/toy/broken.txt
+  deps: [toy.py]
+  outs: [data/toy/broken.txt]
+toy-after:
+  cmd: python toy.py toy-after ok data/toy/after.txt
+  deps: [data/toy/broken.txt]
+  outs: [data/toy/after.txt]
+toy-badinput:
+  cmd: python toy.py toy-badinput bad-input data/toy/bad.txt
+  deps: [toy.py]
+  outs: [data/toy/bad.txt]
+"""), "  ")
+
+
+def attempts(root: Path, name: str) -> int:
+    p = root / "attempts" / name
+    return len(p.read_text()) if p.exists() else 0
+
+
+def mlflow_client(root: Path):
+    from mlflow.tracking import MlflowClient
+
+    return MlflowClient(tracking_uri=f"sqlite:///{root / 'mlruns.db'}")
+
+
+def test_flow_retries_transient_failures_and_names_the_failing_stage(repo_copy):
+    (repo_copy / "toy.py").write_text(TOY)
+    with open(repo_copy / "dvc.yaml", "a") as fh:
+        fh.write(TOY_STAGES)
+    toys = ["toy-flaky", "toy-broken", "toy-after", "toy-badinput"]
+    proc = sh([sys.executable, "-m", "flows.pipeline", "--retries", "2", "--retry-delay", "0", *toys],
+              repo_copy, check=False, timeout=600)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    err = proc.stderr
+    # the flow's result names what failed, why, and what was not run because of it
+    assert "stage toy-broken failed (exit status 1): something broke" in err
+    assert "stage toy-badinput failed (exit status 2): error: bad input" in err
+    assert "Not run (an upstream stage failed): toy-after" in err
+    assert "toy-flaky" not in err.split("pipeline failed:")[-1]
+    # killed once, retried, then fine; a bad input is not retried; a failure is retried twice
+    assert attempts(repo_copy, "toy-flaky") == 2
+    assert attempts(repo_copy, "toy-broken") == 3
+    assert attempts(repo_copy, "toy-badinput") == 1
+    assert attempts(repo_copy, "toy-after") == 0
+    # what succeeded is recorded by DVC; what failed is still stale
+    status = sh(["dvc", "status", "--json", *toys], repo_copy).stdout
+    stale = set(json.loads(status))
+    assert "toy-flaky" not in stale and {"toy-broken", "toy-badinput"} <= stale
+    # the flow's MLflow run is FAILED and says why
+    c = mlflow_client(repo_copy)
+    (flow_run,) = c.search_runs([c.get_experiment_by_name("pipeline").experiment_id])
+    assert flow_run.info.status == "FAILED"
+    assert "toy-broken" in flow_run.data.tags["claimbench.error"]
+    assert "toy-badinput" in flow_run.data.tags["claimbench.error"]
+
+
+def _stage_process(parent: psutil.Process, module: str, timeout: float = 120) -> psutil.Process:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for p in parent.children(recursive=True):
+            try:
+                if module in " ".join(p.cmdline()):
+                    return p
+            except psutil.NoSuchProcess:
+                continue
+        time.sleep(0.05)
+    raise AssertionError(f"no process running {module}")
+
+
+def _leftovers(root: Path) -> list[str]:
+    return sorted(str(p.relative_to(root)) for base in ("data", "reports")
+                  for p in (root / base).rglob(".tmp-*")) + \
+        sorted(str(p.relative_to(root)) for base in ("data", "reports") for p in (root / base).rglob(".old-*"))
+
+
+def _wait_for_running_run(root: Path, stage: str, timeout: float = 60):
+    c = mlflow_client(root)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        exp = c.get_experiment_by_name(stage.split("-")[0])
+        if exp is not None:
+            runs = c.search_runs([exp.experiment_id],
+                                 filter_string=f"tags.`dvc.stage` = '{stage}' and attributes.status = 'RUNNING'")
+            if runs:
+                return runs[0]
+        time.sleep(0.1)
+    raise AssertionError(f"{stage} never opened its MLflow run")
+
+
+def test_sigkill_mid_stage_leaves_no_partial_outputs_and_only_it_reruns(repo_copy):
+    sh(["dvc", "repro"], repo_copy)
+    results = repo_copy / "data/zipf_bigram/results.json"
+    before = results.read_bytes()
+    ledger_before = (repo_copy / "reports/claims.json").read_text()
+
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    dvc = subprocess.Popen(["dvc", "repro", "--force", "--single-item", "zipf_bigram-train"],
+                           cwd=repo_copy, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    stage = _stage_process(psutil.Process(dvc.pid), "stages.zipf_bigram.train")
+    killed_run = _wait_for_running_run(repo_copy, "zipf_bigram-train")
+    time.sleep(1.0)                                    # mid-compute
+    stage.send_signal(signal.SIGKILL)
+    out = dvc.communicate(timeout=120)[0].decode()
+    assert dvc.returncode != 0, out
+
+    # no partial output: the out is either gone (DVC removes outs before it runs a stage)
+    # or byte-identical to the last complete one
+    assert not results.exists() or results.read_bytes() == before
+    assert "zipf_bigram-train" in sh(["dvc", "status"], repo_copy).stdout
+
+    # the next run redoes only the killed stage: DVC restores its outs from the run cache
+    # (this stage, these deps and params ran before) or, without the run cache, re-runs it;
+    # its result is identical, so nothing downstream runs
+    again = sh(["dvc", "repro"], repo_copy).stdout
+    assert touched_stages(again) == ["zipf_bigram-train"], again
+    assert results.read_bytes() == before
+    assert (repo_copy / "reports/claims.json").read_text() == ledger_before
+    assert "up to date" in sh(["dvc", "status"], repo_copy).stdout
+
+    # killed again, then the Prefect flow (which runs stale stages' commands, no run cache):
+    # only it runs, and it cleans up after the killed run
+    dvc = subprocess.Popen(["dvc", "repro", "--force", "--single-item", "zipf_bigram-train"],
+                           cwd=repo_copy, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    stage = _stage_process(psutil.Process(dvc.pid), "stages.zipf_bigram.train")
+    _wait_for_running_run(repo_copy, "zipf_bigram-train")
+    time.sleep(1.0)
+    stage.send_signal(signal.SIGKILL)
+    dvc.communicate(timeout=120)
+    flow = sh([sys.executable, "-m", "flows.pipeline"], repo_copy, timeout=600)
+    assert json.loads(flow.stdout[flow.stdout.index("{"):])["ran"] == ["zipf_bigram-train"]
+    assert results.read_bytes() == before
+    assert _leftovers(repo_copy) == []
+    assert "up to date" in sh(["dvc", "status"], repo_copy).stdout
+
+    # the killed stages' MLflow runs were closed as FAILED, with the reason, when a stage of
+    # the study next started
+    c = mlflow_client(repo_copy)
+    r = c.get_run(killed_run.info.run_id)
+    assert r.info.status == "FAILED"
+    assert "stage zipf_bigram-train process" in r.data.tags["claimbench.error"]
+    assert "ended without closing its run" in r.data.tags["claimbench.error"]
+    exp = c.get_experiment_by_name("zipf_bigram").experiment_id
+    assert not c.search_runs([exp], filter_string="attributes.status = 'RUNNING'")
+
+
+def test_sigterm_marks_the_run_failed_with_the_signal(repo_copy):
+    proc = subprocess.Popen([sys.executable, "-m", "stages.zipf_bigram.prepare"], cwd=repo_copy,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    run = _wait_for_running_run(repo_copy, "zipf_bigram-prepare")
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode != 0
+    assert "terminated by signal SIGTERM" in err.decode()
+    r = mlflow_client(repo_copy).get_run(run.info.run_id)
+    assert r.info.status == "FAILED"
+    assert r.data.tags["claimbench.error"] == "terminated by signal SIGTERM"
+
+
+def test_hand_edited_or_truncated_input_is_caught(repo_copy):
+    sh(["dvc", "repro"], repo_copy)
+    results = repo_copy / "data/zipf_bigram/results.json"
+    good = results.read_bytes()
+    metrics = repo_copy / "reports/zipf_bigram/metrics.json"
+    metrics_before = metrics.read_bytes()
+    ledger_before = (repo_copy / "reports/claims.json").read_text()
+
+    # truncated by hand: the stage that reads it refuses, naming the file and its maker
+    results.write_bytes(good[: len(good) // 2])
+    proc = sh([sys.executable, "-m", "stages.common.cli", "run", "zipf_bigram", "evaluate"], repo_copy,
+              check=False)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "data/zipf_bigram/results.json differs from what stage zipf_bigram-train recorded in dvc.lock" \
+        in proc.stderr
+    assert "dvc checkout data/zipf_bigram/results.json" in proc.stderr
+    assert metrics.read_bytes() == metrics_before          # nothing computed from the bad input
+    # DVC sees it too, and `dvc repro` restores what the stage that made it made (from its run
+    # cache, or by running it); the ledger comes out the same
+    assert "zipf_bigram-train" in sh(["dvc", "status"], repo_copy).stdout
+    out = sh(["dvc", "repro"], repo_copy).stdout
+    assert touched_stages(out) == ["zipf_bigram-train"], out
+    assert results.read_bytes() == good
+    assert (repo_copy / "reports/claims.json").read_text() == ledger_before
+
+    # a value edited inside a dataset folder: caught the same way
+    arrow = sorted((repo_copy / "data/zipf_bigram/stats").glob("*.arrow"))[0]
+    blob = bytearray(arrow.read_bytes())
+    blob[-100] ^= 0xFF
+    arrow.write_bytes(bytes(blob))
+    proc = sh([sys.executable, "-m", "stages.zipf_bigram.train"], repo_copy, check=False)
+    assert proc.returncode == 2
+    assert "data/zipf_bigram/stats differs from what stage zipf_bigram-prepare recorded" in proc.stderr
+
+    # a missing input another stage makes is named too
+    results.unlink()
+    proc = sh([sys.executable, "-m", "stages.zipf_bigram.evaluate"], repo_copy, check=False)
+    assert proc.returncode == 2
+    assert "data/zipf_bigram/results.json (made by stage zipf_bigram-train) is missing" in proc.stderr
+
+
+def test_failed_stage_marks_its_run_failed_with_the_error(repo_copy, monkeypatch):
+    from stages.common.stage import stage
+    from stages.zipf_bigram.params import ZipfParams
+
+    monkeypatch.chdir(repo_copy)
+    with pytest.raises(ValueError, match="boom"):
+        with stage("zipf_bigram", "evaluate", ZipfParams) as ctx:
+            run_id = ctx.run.run_id
+            raise ValueError("boom: the fit did not converge")
+    c = mlflow_client(repo_copy)
+    r = c.get_run(run_id)
+    assert r.info.status == "FAILED"
+    assert r.data.tags["claimbench.error"] == "ValueError: boom: the fit did not converge"
+    assert "ValueError: boom" in r.data.tags["mlflow.note.content"]
+    tb = c.download_artifacts(run_id, "error.txt", str(repo_copy))
+    text = Path(tb).read_text()
+    assert "Traceback" in text and "test_failure_safety.py" in text

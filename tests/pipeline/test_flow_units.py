@@ -1,0 +1,108 @@
+"""flows/: the pieces of the flow and the deployments that need no server."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from prefect.states import Failed
+
+from flows import deploy, pipeline
+from stages.common.dvcfile import load_stages
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _retry(exc) -> bool:
+    return pipeline._retryable(None, None, Failed(data=exc))
+
+
+def test_retry_condition():
+    """Bad input (exit 2) is final; other exits, signals and other errors are retried."""
+    assert not _retry(pipeline.StageFailed("s", 2, "error: bad"))
+    assert _retry(pipeline.StageFailed("s", 1, "Traceback ..."))
+    assert _retry(pipeline.StageFailed("s", -9, ""))
+    assert _retry(RuntimeError("dvc commit s failed"))
+
+
+def test_stage_failed_message():
+    assert str(pipeline.StageFailed("a-train", -9, "")) == "stage a-train failed (killed by signal 9)"
+    assert str(pipeline.StageFailed("a-train", 1, "x\nValueError: nan loss\n")) == \
+        "stage a-train failed (exit status 1): ValueError: nan loss"
+
+
+def test_gpu_stages_come_from_dvc_yaml():
+    """The one place GPU stages are named is dvc.yaml's meta.gpu; the flow reads it from there."""
+    stages = load_stages(REPO)
+    assert pipeline.gpu_stages(REPO) == [n for n, s in stages.items() if s.meta.get("gpu") is True]
+    assert "zipf_bigram-train" in pipeline.gpu_stages(REPO)
+    flow_src = (REPO / "flows" / "pipeline.py").read_text() + (REPO / "flows" / "deploy.py").read_text()
+    for name in stages:
+        assert f'"{name}"' not in flow_src, f"flows/ names the stage {name}"
+
+
+def test_gpu_slots(monkeypatch):
+    monkeypatch.setenv("CLAIMBENCH_GPU_SLOTS", "3")
+    assert pipeline.default_gpu_slots() == 3
+    monkeypatch.setenv("CLAIMBENCH_GPU_SLOTS", "0")
+    assert pipeline.default_gpu_slots() == 1
+    monkeypatch.delenv("CLAIMBENCH_GPU_SLOTS")
+    assert pipeline.default_gpu_slots() >= 1
+
+
+def test_deployments_are_valid():
+    """Cron strings parse, parameters are the flow's, pools are the CPU and GPU ones."""
+    import inspect
+
+    from prefect.client.schemas.schedules import CronSchedule
+
+    flow_params = set(inspect.signature(pipeline.pipeline.fn).parameters)
+    names = [d.name for d in deploy.DEPLOYMENTS]
+    assert len(set(names)) == len(names) == 2
+    for d in deploy.DEPLOYMENTS:
+        CronSchedule(cron=d.cron, timezone="UTC")
+        assert set(d.parameters) <= flow_params
+        assert d.parameters["profile"] in ("smoke", "default", "paper")
+    pools = {d.name: d.work_pool for d in deploy.DEPLOYMENTS}
+    assert pools == {"nightly": deploy.CPU_POOL, "paper-gpu": deploy.GPU_POOL}
+    with pytest.raises(ValueError, match="unknown deployment"):
+        deploy.deploy(REPO, only=["nope"])
+
+
+def test_set_profile_rewrites_only_common_profile(tmp_path):
+    text = (REPO / "params.yaml").read_text()
+    (tmp_path / "params.yaml").write_text(text)
+    pipeline.set_profile(tmp_path, "smoke")
+    new = (tmp_path / "params.yaml").read_text()
+    assert "profile: smoke" in new
+    diff = [(a, b) for a, b in zip(text.splitlines(), new.splitlines()) if a != b]
+    assert len(diff) == 1 and diff[0][0].strip().startswith("profile:")
+
+
+def test_topological_order():
+    edges = {"a": set(), "b": {"a"}, "c": {"a"}, "d": {"b", "c"}}
+    order = pipeline.topological(dict.fromkeys("dcba"), edges)
+    assert order.index("a") < order.index("b") < order.index("d")
+    assert order.index("c") < order.index("d")
+
+
+def test_branches_counts_independent_chains():
+    """Two studies' chains are two branches; the ledger joining them is not a third; one chain is one."""
+    edges = {"a-prepare": set(), "a-train": {"a-prepare"}, "b-prepare": set(), "b-train": {"b-prepare"},
+             "ledger": {"a-train", "b-train"}}
+    assert pipeline.branches(list(edges), edges) == 2
+    assert pipeline.branches(["a-prepare", "a-train", "ledger"], edges) == 1
+    assert pipeline.branches(["ledger"], edges) == 1
+    edges["a-plot"] = {"a-prepare"}            # two stages of one study after the same prepare
+    assert pipeline.branches(["a-prepare", "a-train", "a-plot"], edges) == 1
+    assert pipeline.branches(["a-train", "a-plot"], edges) == 2
+
+
+def test_thread_env_shares_out_the_cores(monkeypatch):
+    for v in pipeline.THREAD_VARS:
+        monkeypatch.delenv(v, raising=False)
+    assert pipeline.thread_env(1, cores=2) == {}
+    assert pipeline.thread_env(2, cores=2) == dict.fromkeys(pipeline.THREAD_VARS, "1")
+    assert pipeline.thread_env(2, cores=16)["OMP_NUM_THREADS"] == "8"
+    assert pipeline.thread_env(5, cores=2)["OMP_NUM_THREADS"] == "1"
+    monkeypatch.setenv("OMP_NUM_THREADS", "3")          # what the user set wins
+    assert pipeline.thread_env(2, cores=2) == {}
