@@ -1,11 +1,15 @@
 """What the benchmark scripts share: a clean environment, timed commands, stage timings."""
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
+from typing import Iterator
 
 
 def env(**extra: str) -> dict[str, str]:
@@ -45,3 +49,24 @@ def stage_metrics(root: Path) -> dict[str, dict[str, float]]:
                 out[r.data.tags["dvc.stage"]] = {k: v for k, v in r.data.metrics.items()
                                                  if k.startswith("stage.")}
     return out
+
+
+@contextlib.contextmanager
+def scratch(prefix: str, keep: bool = False) -> Iterator[Path]:
+    """A temporary folder for the benchmark's copies, and Prefect's home inside it (a fresh
+    database: nothing from earlier flow runs, such as concurrency limits, can skew the timings);
+    removed afterwards unless ``keep``."""
+    path = Path(tempfile.mkdtemp(prefix=prefix))
+    saved = os.environ.get("PREFECT_HOME")
+    os.environ["PREFECT_HOME"] = str(path / "prefect")
+    try:
+        yield path
+    finally:
+        if saved is None:
+            os.environ.pop("PREFECT_HOME", None)
+        else:
+            os.environ["PREFECT_HOME"] = saved
+        if keep:
+            print(f"kept {path}")
+        else:
+            shutil.rmtree(path, ignore_errors=True)

@@ -21,7 +21,6 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import yaml
@@ -29,7 +28,7 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from _bench import env, stage_metrics, timed  # noqa: E402
+from _bench import env, scratch, stage_metrics, timed  # noqa: E402
 from stages.common.checkout import _git, copy_checkout  # noqa: E402
 from stages.common.dvcfile import load_stages  # noqa: E402
 
@@ -92,11 +91,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--studies", type=int, default=2, help="independent studies to run (>= 2)")
     ap.add_argument("--keep", action="store_true", help="keep the scratch copies")
     a = ap.parse_args(argv)
-    scratch = Path(tempfile.mkdtemp(prefix="claimbench-bench-"))
-    try:
-        print(f"machine: {os.cpu_count()} CPU cores; profile {a.profile}; scratch {scratch}")
-        seq_root, studies, finals = prepare_copy(scratch / "sequential", a.profile, a.studies)
-        par_root, _, _ = prepare_copy(scratch / "flow", a.profile, a.studies)
+    with scratch("claimbench-bench-", a.keep) as tmp:
+        print(f"machine: {os.cpu_count()} CPU cores; profile {a.profile}; scratch {tmp}")
+        seq_root, studies, finals = prepare_copy(tmp / "sequential", a.profile, a.studies)
+        par_root, _, _ = prepare_copy(tmp / "flow", a.profile, a.studies)
         real = studies_in(REPO)
         print(f"studies: {', '.join(studies)}" +
               (f"  (replicas of {real[0]}: {', '.join(s for s in studies if s not in real)};"
@@ -120,9 +118,6 @@ def main(argv: list[str] | None = None) -> int:
         status = subprocess.run(["dvc", "status", *finals], cwd=par_root, env=env(),
                                 capture_output=True, text=True).stdout
         print(f"after the flow, dvc status: {status.strip().splitlines()[-1] if status.strip() else '?'}")
-    finally:
-        if not a.keep:
-            shutil.rmtree(scratch, ignore_errors=True)
     return 0
 
 

@@ -77,8 +77,6 @@ def deploy(root: Path | None = None, only: list[str] | None = None,
     from prefect.runner.storage import LocalStorage
     from prefect.schedules import Cron
 
-    from .pipeline import GPU_TAG, default_gpu_slots
-
     root = (root or repo_root()).resolve()
     specs = [d for d in DEPLOYMENTS if not only or d.name in only]
     unknown = sorted(set(only or []) - {d.name for d in DEPLOYMENTS})
@@ -88,7 +86,6 @@ def deploy(root: Path | None = None, only: list[str] | None = None,
     with get_client(sync_client=True) as client:
         for pool in sorted({d.work_pool for d in specs}):
             ensure_pool(client, pool)
-        client.create_concurrency_limit(tag=GPU_TAG, concurrency_limit=default_gpu_slots())
 
     source = prefect_flow.from_source(source=LocalStorage(str(root)), entrypoint=FLOW_ENTRYPOINT)
     names = []

@@ -19,9 +19,9 @@ with status 2 (bad params or inputs: a retry cannot help). Stages downstream of 
 failed are not run; independent ones still are. The flow then fails with a message naming
 every failed stage and why, and its MLflow runs are marked FAILED.
 
-GPU stages (``meta: {gpu: true}`` in dvc.yaml) run with the Prefect tag ``gpu``; a tag
-concurrency limit (``gpu_slots``, default: the number of CUDA devices, at least 1) keeps
-them from sharing a device.
+GPU stages (``meta: {gpu: true}`` in dvc.yaml) run with the Prefect tag ``gpu``; on a
+machine with CUDA devices also with ``gpu@<host>``, whose tag concurrency limit
+(``gpu_slots``, default: the number of devices) keeps them from sharing a device.
 """
 from __future__ import annotations
 
@@ -29,6 +29,8 @@ import argparse
 import json
 import os
 import re
+import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -47,12 +49,23 @@ NOT_RETRYABLE_EXIT = 2         # a stage's "bad params / bad input" status (stag
 WORKSPACE_LOCK = ".dvc/tmp/claimbench-flow.lock"
 
 
+def killed_by(returncode: int) -> int | None:
+    """The signal that ended a process, from its return code (negative from Python, 128+n
+    from a shell), else None."""
+    if returncode < 0:
+        return -returncode
+    if 128 < returncode < 128 + 65:
+        return returncode - 128
+    return None
+
+
 class StageFailed(RuntimeError):
-    """A stage's command failed; ``returncode`` < 0 means it was killed by that signal."""
+    """A stage's command failed (an exit status, or a signal that killed it)."""
 
     def __init__(self, stage: str, returncode: int, tail: str):
         self.stage, self.returncode, self.tail = stage, returncode, tail
-        why = (f"killed by signal {-returncode}" if returncode < 0 else f"exit status {returncode}")
+        sig = killed_by(returncode)
+        why = f"killed by signal {sig}" if sig else f"exit status {returncode}"
         last = tail.strip().splitlines()[-1] if tail.strip() else ""
         super().__init__(f"stage {stage} failed ({why}){': ' + last if last else ''}")
 
@@ -200,29 +213,76 @@ def gpu_stages(root: Path | None = None) -> list[str]:
 
 
 def default_gpu_slots() -> int:
-    """How many GPU stages may run at once here: ``$CLAIMBENCH_GPU_SLOTS``, else one per CUDA
-    device (``nvidia-smi -L``), at least 1 (on a CPU machine GPU stages then run one at a time)."""
+    """How many GPU stages may run at once on this machine: ``$CLAIMBENCH_GPU_SLOTS``, else
+    one per CUDA device (``nvidia-smi -L``); 0 on a machine without one."""
     if os.environ.get("CLAIMBENCH_GPU_SLOTS", "").isdigit():
-        return max(1, int(os.environ["CLAIMBENCH_GPU_SLOTS"]))
+        return int(os.environ["CLAIMBENCH_GPU_SLOTS"])
     try:
         out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=10)
-        n = sum(line.startswith("GPU ") for line in out.stdout.splitlines()) if out.returncode == 0 else 0
+        return sum(line.startswith("GPU ") for line in out.stdout.splitlines()) if out.returncode == 0 else 0
     except (OSError, subprocess.TimeoutExpired):
-        n = 0
-    return max(1, n)
+        return 0
 
 
-def ensure_gpu_limit(slots: int) -> None:
-    """Create or update the Prefect tag concurrency limit on ``gpu`` to ``slots``."""
+def gpu_task_tags(slots: int) -> list[str]:
+    """Prefect tags of a GPU stage: ``gpu`` (what it is), and where this machine has devices,
+    ``gpu@<host>``, the tag whose concurrency limit (``slots``) keeps two stages off one device.
+    The limit is per host, so GPU nodes do not hold each other back, and a CPU machine, where
+    such stages run on the CPU, has none."""
+    return [GPU_TAG] + ([f"{GPU_TAG}@{socket.gethostname()}"] if slots > 0 else [])
+
+
+def ensure_gpu_limit(tag: str, slots: int) -> None:
+    """Create or update the Prefect tag concurrency limit on ``tag`` to ``slots``."""
     from prefect.client.orchestration import get_client
 
     with get_client(sync_client=True) as c:
-        c.create_concurrency_limit(tag=GPU_TAG, concurrency_limit=slots)
+        c.create_concurrency_limit(tag=tag, concurrency_limit=slots)
 
 
 def _retryable(task, task_run, state) -> bool:  # noqa: ARG001 - Prefect's retry_condition_fn signature
     exc = state.data if isinstance(state.data, BaseException) else None
+    if _stopping():
+        return False
     return not (isinstance(exc, StageFailed) and exc.returncode == NOT_RETRYABLE_EXIT)
+
+
+# The stage processes this flow process started, so that a flow that is stopped (SIGTERM,
+# a cancellation from the Prefect UI, Ctrl-C) stops them too instead of leaving them running.
+_CHILDREN: set[int] = set()
+_STOP = threading.Event()
+
+
+def _stopping() -> bool:
+    return _STOP.is_set()
+
+
+def _reset_stop() -> None:
+    _STOP.clear()
+
+
+def _started(pid: int) -> None:
+    _CHILDREN.add(pid)
+
+
+def _ended(pid: int) -> None:
+    _CHILDREN.discard(pid)
+
+
+def stop_stages(grace: float = 10.0) -> list[int]:
+    """Stop every stage process this flow started (SIGTERM, then SIGKILL); no new ones start."""
+    import psutil
+
+    from flows.stack import stop_trees
+
+    _STOP.set()
+    roots = []
+    for pid in list(_CHILDREN):
+        try:
+            roots.append(psutil.Process(pid))
+        except psutil.NoSuchProcess:
+            pass
+    return stop_trees(roots, grace)[0]
 
 
 _SLOTS: threading.Semaphore | None = None   # at most max_parallel stage processes at once
@@ -254,27 +314,42 @@ def run_stage(name: str, cmd: str, root: str, parent_run_id: str | None,
     upstream remade identical outputs), it is not run, as ``dvc repro`` would not run it.
     """
     log = get_run_logger()
+    t_task = time.perf_counter()
     if recheck and up_to_date(name, Path(root)):
         log.info("stage %s: up to date after its upstream ran; not run", name)
         return {"stage": name, "ran": False}
+    check_s = time.perf_counter() - t_task
     env = {**_env(), **(threads or {})}
     if parent_run_id:
         env["CLAIMBENCH_PARENT_RUN_ID"] = parent_run_id
     with _stage_slot():
+        if _stopping():
+            raise StageFailed(name, NOT_RETRYABLE_EXIT, "not started: the flow is stopping")
         t0 = time.perf_counter()
+        slot_wait_s = t0 - t_task - check_s
         log.info("stage %s: %s", name, cmd)
-        proc = subprocess.run(cmd, shell=True, cwd=root, env=env, capture_output=True, text=True)
+        proc = subprocess.Popen(cmd, shell=True, cwd=root, env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        _started(proc.pid)
+        try:
+            stdout, stderr = proc.communicate()
+        finally:
+            _ended(proc.pid)
         wall = time.perf_counter() - t0
-    for line in (proc.stdout + proc.stderr).splitlines()[-20:]:
+    for line in (stdout + stderr).splitlines()[-20:]:
         log.info("  %s | %s", name, line)
     if proc.returncode != 0:
-        if proc.returncode < 0:         # killed: the stage could not close its MLflow run
+        if killed_by(proc.returncode):   # killed: the stage could not close its MLflow run
             _reap(name, root)
-        raise StageFailed(name, proc.returncode, proc.stderr[-2000:])
+        raise StageFailed(name, proc.returncode, stderr[-2000:])
+    t1 = time.perf_counter()
     res = _dvc("commit", "--force", name, root=Path(root))
     if res.returncode != 0:
         raise RuntimeError(f"dvc commit {name} failed:\n{res.stderr}")
-    return {"stage": name, "ran": True, "wall_s": wall}
+    timings = {"check_s": check_s, "slot_wait_s": slot_wait_s, "wall_s": wall,
+               "commit_s": time.perf_counter() - t1}
+    log.info("stage %s: %s", name, ", ".join(f"{k} {v:.1f}" for k, v in timings.items()))
+    return {"stage": name, "ran": True, **timings}
 
 
 def _reap(stage_name: str, root: str) -> None:
@@ -303,6 +378,61 @@ def _workspace_lock(root: Path):
     return lock
 
 
+class FlowRuns:
+    """The MLflow side of one flow run: its run in experiment ``pipeline`` and, in each study's
+    experiment, a run standing for it, under which that study's stage runs nest."""
+
+    def __init__(self, root: Path, todo: list[str], profile: str | None):
+        from stages.common import tracking
+
+        self.root, self.tracking = root, tracking
+        studies = sorted({study_of(n) for n in todo})
+        for exp in [*studies, "pipeline"]:
+            tracking.ensure_experiment(exp, root)   # create store + experiments before fanning out
+        tags = {"profile": profile or "", "stages": ",".join(todo), **_prefect_tags()}
+        name = f"flow {tags.get('prefect.flow_run_name', time.strftime('%Y-%m-%d %H:%M'))}"
+        self.parent = tracking.open_flow_run(name, tags, root)
+        self.study_parent = {s: tracking.open_study_parent(s, self.parent, name, root) for s in studies}
+        self.t0 = time.perf_counter()
+
+    def close(self, ran: list[dict], failed: dict[str, str]) -> None:
+        c = self.tracking.client(self.root)
+        c.log_metric(self.parent, "flow.wall_s", time.perf_counter() - self.t0)
+        c.log_metric(self.parent, "flow.stages_ran", sum(r["ran"] for r in ran))
+        c.log_metric(self.parent, "flow.stages_failed", len(failed))
+        if (self.root / "dvc.lock").exists():
+            c.log_artifact(self.parent, str(self.root / "dvc.lock"))
+        for s, rid in self.study_parent.items():
+            bad = [why for n, why in failed.items() if study_of(n) == s]
+            if bad:
+                self.tracking.record_failure(c, rid, "; ".join(bad))
+            else:
+                c.set_terminated(rid, "FINISHED")
+
+    def fail(self, message: str) -> None:
+        c = self.tracking.client(self.root)
+        for rid in [*self.study_parent.values(), self.parent]:
+            if c.get_run(rid).info.status == "RUNNING":
+                self.tracking.record_failure(c, rid, message)
+
+
+def _collect(futures: dict, edges: dict[str, set[str]]) -> tuple[list[dict], dict[str, str], list[str]]:
+    """Wait for every stage task: (results of those that completed, {failed stage: why},
+    stages not run because an upstream stage failed)."""
+    ran, failed, skipped = [], {}, []
+    for name, fut in futures.items():
+        fut.wait()
+        state = fut.state
+        if state.is_completed():
+            ran.append(fut.result())
+        elif any(u in failed or u in skipped for u in edges[name]):
+            skipped.append(name)
+        else:
+            exc = state.result(raise_on_failure=False)
+            failed[name] = str(exc).splitlines()[0] if str(exc) else state.message or "failed"
+    return ran, failed, skipped
+
+
 @flow(name="claimbench-pipeline", task_runner=ThreadPoolTaskRunner(max_workers=32),
       log_prints=True)
 def pipeline(profile: str | None = None, targets: list[str] | None = None,
@@ -312,12 +442,12 @@ def pipeline(profile: str | None = None, targets: list[str] | None = None,
 
     ``max_parallel``: stage processes at once (default: CPU cores); ``retries`` /
     ``retry_delay_s``: per stage, for failures a retry can fix; ``gpu_slots``: GPU stages at
-    once (default: CUDA devices, at least 1).
+    once on this machine (default: its CUDA devices; 0: no limit).
     """
-    from stages.common import tracking
-
     root = repo_root()
     lock = _workspace_lock(root)
+    _reset_stop()
+    runs: FlowRuns | None = None
     try:
         if profile:
             set_profile(root, profile)
@@ -327,8 +457,11 @@ def pipeline(profile: str | None = None, targets: list[str] | None = None,
         print(f"stale stages: {todo or 'none'}")
         if not todo:
             return {"ran": [], "up_to_date": [], "failed": [], "skipped": [], "parent_run_id": None}
-        if any(stages[n].gpu for n in todo):
-            ensure_gpu_limit(gpu_slots or default_gpu_slots())
+
+        slots_gpu = default_gpu_slots() if gpu_slots is None else gpu_slots
+        gpu_tags = gpu_task_tags(slots_gpu)
+        if any(stages[n].gpu for n in todo) and len(gpu_tags) > 1:
+            ensure_gpu_limit(gpu_tags[1], slots_gpu)
         slots = max_parallel or os.cpu_count() or 1
         _set_stage_slots(slots)
         width = min(slots, branches(todo, edges))
@@ -337,58 +470,43 @@ def pipeline(profile: str | None = None, targets: list[str] | None = None,
             print(f"{width} independent branches on {os.cpu_count()} cores: "
                   f"{threads['OMP_NUM_THREADS']} thread(s) per stage process")
 
-        studies = sorted({study_of(n) for n in todo})
-        for exp in [*studies, "pipeline"]:
-            tracking.ensure_experiment(exp, root)   # create store + experiments before fanning out
-        flow_tags = {"profile": profile or "", "stages": ",".join(todo), **_prefect_tags()}
-        run_name = f"flow {flow_tags.get('prefect.flow_run_name', time.strftime('%Y-%m-%d %H:%M'))}"
-        parent = tracking.open_flow_run(run_name, flow_tags, root)
-        study_parent = {s: tracking.open_study_parent(s, parent, run_name, root) for s in studies}
-
+        runs = FlowRuns(root, todo, profile)
         futures = {}
-        t0 = time.perf_counter()
         for name in todo:
             s = stages[name]
             opts = {"retries": retries, "retry_delay_seconds": retry_delay_s}
             if s.gpu:
-                opts["tags"] = [GPU_TAG]
+                opts["tags"] = gpu_tags
             futures[name] = run_stage.with_options(**opts).submit(
-                name, s.cmd, str(root), study_parent[study_of(name)],
+                name, s.cmd, str(root), runs.study_parent[study_of(name)],
                 recheck=bool(edges[name] & set(todo)), threads=threads,
                 wait_for=[futures[u] for u in edges[name] if u in futures])
-        ran, failed, skipped = [], {}, []
-        for name, fut in futures.items():
-            state = fut.wait() or fut.state
-            if state.is_completed():
-                ran.append(fut.result())
-            elif any(u in failed or u in skipped for u in edges[name]):
-                skipped.append(name)
-            else:
-                exc = state.result(raise_on_failure=False)
-                failed[name] = str(exc).splitlines()[0] if str(exc) else state.message or "failed"
-        c = tracking.client(root)
-        c.log_metric(parent, "flow.wall_s", time.perf_counter() - t0)
-        c.log_metric(parent, "flow.stages_ran", sum(r["ran"] for r in ran))
-        c.log_metric(parent, "flow.stages_failed", len(failed))
-        if (root / "dvc.lock").exists():
-            c.log_artifact(parent, str(root / "dvc.lock"))
-        for s, rid in study_parent.items():
-            bad = [n for n in failed if study_of(n) == s]
-            if bad:
-                tracking.record_failure(c, rid, "; ".join(failed[n] for n in bad))
-            else:
-                c.set_terminated(rid, "FINISHED")
+        ran, failed, skipped = _collect(futures, edges)
+        runs.close(ran, failed)
         if failed:
             message = "stages failed: " + "; ".join(failed.values())
             if skipped:
                 message += f". Not run (an upstream stage failed): {', '.join(skipped)}"
-            tracking.record_failure(c, parent, message)
             raise PipelineFailed(message)
-        c.set_terminated(parent, "FINISHED")
-        return {"ran": [r["stage"] for r in ran if r["ran"]],
+        runs.tracking.client(root).set_terminated(runs.parent, "FINISHED")
+        done = [r for r in ran if r["ran"]]
+        return {"ran": [r["stage"] for r in done],
                 "up_to_date": [r["stage"] for r in ran if not r["ran"]], "failed": [], "skipped": [],
-                "parent_run_id": parent,
-                "stage_wall_s": {r["stage"]: r["wall_s"] for r in ran if r["ran"]}}
+                "parent_run_id": runs.parent,
+                "stage_wall_s": {r["stage"]: r["wall_s"] for r in done},
+                "stage_timings": {r["stage"]: {k: round(v, 3) for k, v in r.items() if k.endswith("_s")}
+                                  for r in done}}
+    except BaseException as exc:
+        if isinstance(exc, PipelineFailed):
+            if runs is not None:
+                runs.fail(str(exc))
+        else:                                   # stopped from outside: take the stages with it
+            stopped = stop_stages()
+            if stopped:
+                print(f"flow stopped ({type(exc).__name__}); stopped {len(stopped)} stage process(es)")
+            if runs is not None:
+                runs.fail(f"the flow stopped: {type(exc).__name__}: {exc}")
+        raise
     finally:
         lock.release()
 
@@ -405,6 +523,10 @@ def _prefect_tags() -> dict[str, str]:
         return {k: v for k, v in tags.items() if v}
     except Exception:  # noqa: BLE001 - tags are a convenience
         return {}
+
+
+def _exit_on_sigterm(signum, frame):  # noqa: ARG001 - signal handler signature
+    raise SystemExit(f"terminated by signal {signal.Signals(signum).name}")
 
 
 def make_task_runner(spec: str):
@@ -437,6 +559,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="threads (default) | dask (local cluster) | dask://host:port")
     ap.add_argument("targets", nargs="*")
     a = ap.parse_args(argv)
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
     flow_fn = pipeline
     if a.task_runner != "threads":
         flow_fn = pipeline.with_options(task_runner=make_task_runner(a.task_runner))

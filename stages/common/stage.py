@@ -21,7 +21,8 @@ When the body returns, the stage's metrics files, plots and outs (as declared in
 are logged to MLflow; when it raises (or gets SIGTERM) the run is marked FAILED with the
 error. Exit status 2 means bad input (params, data) that a retry cannot fix.
 
-``CLAIMBENCH_TRACKING=off`` runs a stage without MLflow (benchmarks, debugging).
+``CLAIMBENCH_TRACKING=off`` runs a stage without MLflow (benchmarks, debugging): ``ctx.run``
+is then a :class:`~stages.common.tracking.NullRun` that logs nothing.
 """
 from __future__ import annotations
 
@@ -51,7 +52,7 @@ class StageContext:
     common: CommonParams
     params: BaseModel
     root: Path
-    run: object  # tracking.StageRun
+    run: object  # tracking.StageRun, or tracking.NullRun when tracking is off
 
     @property
     def seed(self) -> int:
@@ -191,7 +192,9 @@ def stage(study: str, step: str, model: type[M], stage_name: str | None = None,
             run = StageRun(study, step, stage_name, common.profile,
                            {"common": common.model_dump(), study: params.model_dump()},
                            root=root, deps=spec.deps, outs=spec.outs, dep_hashes=dep_hashes)
-        ctx = StageContext(study, step, stage_name, common, params, root, run)
+        from .tracking import NullRun
+
+        ctx = StageContext(study, step, stage_name, common, params, root, run or NullRun())
         setup_s = time.perf_counter() - t0          # checks, hashing deps, opening the run
         t_body = time.perf_counter()
         yield ctx

@@ -150,6 +150,7 @@ class StageRun:
             "profile": profile,
             "params.hash": stable_hash(params),
             **process_tags(),
+            "claimbench.threads": os.environ.get("OMP_NUM_THREADS", "all cores"),
             **git_info(self.root, ignore=self.outs),
         }
         self.dep_hashes = dep_hashes if dep_hashes is not None else hash_deps(self.root, self.deps)
@@ -256,6 +257,17 @@ class StageRun:
         """Mark the run FAILED with the error: a one-line tag, the note, the traceback."""
         record_failure(self.client, self.run_id, error_line(exc),
                        "".join(traceback.format_exception(exc)))
+
+
+class NullRun:
+    """What a stage logs to when tracking is off (``CLAIMBENCH_TRACKING=off``): nothing."""
+
+    run_id = None
+
+    def __getattr__(self, name: str):
+        if name.startswith("log_") or name in ("set_tags", "finish", "fail"):
+            return lambda *args, **kwargs: None
+        raise AttributeError(name)
 
 
 def hash_deps(root: Path, deps: Iterable[str]) -> dict[str, str]:

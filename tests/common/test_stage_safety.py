@@ -142,6 +142,15 @@ def test_tracking_switch(monkeypatch):
         assert not tracking_enabled()
 
 
+def test_null_run_takes_every_log_call():
+    run = tracking.NullRun()
+    assert run.run_id is None
+    assert run.log_curve("x", [1.0]) is None and run.log_metrics({"a": 1}) is None
+    assert run.finish() is None
+    with pytest.raises(AttributeError):
+        run.no_such_thing
+
+
 def test_error_line():
     assert tracking.error_line(ValueError("bad\nmore")) == "ValueError: bad"
     assert tracking.error_line(SystemExit(2)) == "exit status 2"

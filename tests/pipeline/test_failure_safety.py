@@ -267,3 +267,30 @@ def test_failed_stage_marks_its_run_failed_with_the_error(repo_copy, monkeypatch
     tb = c.download_artifacts(run_id, "error.txt", str(repo_copy))
     text = Path(tb).read_text()
     assert "Traceback" in text and "test_failure_safety.py" in text
+
+
+def test_stopping_the_flow_stops_its_stages(repo_copy):
+    """SIGTERM to a flow (what a cancellation or a stopped worker sends) ends its stage
+    processes too: none keeps running, none is retried, their MLflow runs end FAILED."""
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    flow = subprocess.Popen([sys.executable, "-m", "flows.pipeline", "zipf_bigram-train"], cwd=repo_copy,
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    stage = _stage_process(psutil.Process(flow.pid), "stages.zipf_bigram.prepare", timeout=180)
+    run = _wait_for_running_run(repo_copy, "zipf_bigram-prepare")
+    flow.send_signal(signal.SIGTERM)
+    out, err = flow.communicate(timeout=120)
+    assert flow.returncode != 0
+    assert "stopped 1 stage process" in out + err or "stopped 2 stage process" in out + err, out + err
+    assert not stage.is_running() or stage.status() == psutil.STATUS_ZOMBIE
+    assert attempts_of_stage(repo_copy, "zipf_bigram-prepare") == 1
+    c = mlflow_client(repo_copy)
+    assert c.get_run(run.info.run_id).info.status == "FAILED"
+    (flow_run,) = c.search_runs([c.get_experiment_by_name("pipeline").experiment_id])
+    assert flow_run.info.status == "FAILED"
+    assert flow_run.data.tags["claimbench.error"].startswith("the flow stopped")
+
+
+def attempts_of_stage(root: Path, stage: str) -> int:
+    c = mlflow_client(root)
+    exp = c.get_experiment_by_name(stage.split("-")[0])
+    return len(c.search_runs([exp.experiment_id], filter_string=f"tags.`dvc.stage` = '{stage}'"))

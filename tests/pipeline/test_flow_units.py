@@ -40,13 +40,17 @@ def test_gpu_stages_come_from_dvc_yaml():
         assert f'"{name}"' not in flow_src, f"flows/ names the stage {name}"
 
 
-def test_gpu_slots(monkeypatch):
+def test_gpu_slots_and_tags(monkeypatch):
+    """GPU stages are tagged `gpu`; the per-host limit tag only where there are devices."""
+    import socket
+
     monkeypatch.setenv("CLAIMBENCH_GPU_SLOTS", "3")
     assert pipeline.default_gpu_slots() == 3
-    monkeypatch.setenv("CLAIMBENCH_GPU_SLOTS", "0")
-    assert pipeline.default_gpu_slots() == 1
+    assert pipeline.gpu_task_tags(3) == ["gpu", f"gpu@{socket.gethostname()}"]
+    assert pipeline.gpu_task_tags(0) == ["gpu"]
     monkeypatch.delenv("CLAIMBENCH_GPU_SLOTS")
-    assert pipeline.default_gpu_slots() >= 1
+    monkeypatch.setenv("PATH", "/nonexistent")          # no nvidia-smi: a CPU machine
+    assert pipeline.default_gpu_slots() == 0
 
 
 def test_deployments_are_valid():
@@ -106,3 +110,13 @@ def test_thread_env_shares_out_the_cores(monkeypatch):
     assert pipeline.thread_env(5, cores=2)["OMP_NUM_THREADS"] == "1"
     monkeypatch.setenv("OMP_NUM_THREADS", "3")          # what the user set wins
     assert pipeline.thread_env(2, cores=2) == {}
+
+
+def test_flow_and_task_code_can_be_shipped_to_other_processes():
+    """A distributed task runner pickles the flow's and the task's code by value; module-level
+    locks they referred to directly would make that fail (they go through functions)."""
+    import cloudpickle
+
+    pipeline._set_stage_slots(2)
+    for fn in (pipeline.pipeline.fn, pipeline.run_stage.fn, pipeline._retryable):
+        cloudpickle.dumps(fn)

@@ -20,6 +20,7 @@ FAST_POLLING = {                                   # so the test does not wait f
     "PREFECT_SERVER_SERVICES_SCHEDULER_LOOP_SECONDS": "2",
     "PREFECT_WORKER_QUERY_SECONDS": "2",
     "PREFECT_WORKER_PREFETCH_SECONDS": "2",
+    "CLAIMBENCH_GPU_SLOTS": "1",                   # as on a node with one GPU
 }
 
 
@@ -67,7 +68,6 @@ def test_stack_deployment_schedule_trigger_and_down(repo_copy, tmp_path):
             gpu = pc.read_deployment_by_name("claimbench-pipeline/paper-gpu")
             assert gpu.work_pool_name == "claimbench-gpu" and gpu.parameters["profile"] == "paper"
             assert [s.active for s in gpu.schedules] == [False]
-            assert pc.read_concurrency_limit_by_tag("gpu").concurrency_limit >= 1
             from prefect.client.schemas.filters import DeploymentFilter, DeploymentFilterId
 
             deadline, scheduled = time.monotonic() + 90, []
@@ -86,6 +86,20 @@ def test_stack_deployment_schedule_trigger_and_down(repo_copy, tmp_path):
             (tmp_path / "services/logs/worker-claimbench.log").read_text()[-4000:]
         result = json.loads(proc.stdout[proc.stdout.index("{"):])
         assert result["state"] == "COMPLETED"
+
+        # the GPU-marked stage ran with the gpu tags, under this host's GPU concurrency limit
+        import socket
+
+        from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId
+
+        host_tag = f"gpu@{socket.gethostname()}"
+        with _prefect(state["prefect_api_url"]) as pc:
+            assert pc.read_concurrency_limit_by_tag(host_tag).concurrency_limit == 1
+            tasks = pc.read_task_runs(flow_run_filter=FlowRunFilter(id=FlowRunFilterId(
+                any_=[result["flow_run_id"]])))
+            tags = {tr.name: set(tr.tags) for tr in tasks}
+            assert {"gpu", host_tag} <= tags["zipf_bigram-train"]
+            assert "gpu" not in tags["zipf_bigram-prepare"]
 
         # DVC saw it all, and the ledger is there
         assert "up to date" in sh(["dvc", "status"], repo_copy).stdout
@@ -144,3 +158,28 @@ def test_stack_refuses_a_taken_port(repo_copy, tmp_path):
         port = s.getsockname()[1]
         with pytest.raises(StackError, match=f"port {port} on 127.0.0.1 is taken"):
             Stack(repo_copy, tmp_path / "s").up(prefect_port=port, mlflow_port=free_port())
+
+
+def test_ui_serves_the_project_store_on_loopback(repo_copy):
+    """`claimbench ui` browses the project's sqlite store, listening on 127.0.0.1 only."""
+    import subprocess
+    import urllib.request
+
+    from flows.stack import stop_trees, wait_http
+
+    sh([sys.executable, "-m", "stages.zipf_bigram.prepare"], repo_copy)
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "stages.common.cli", "ui", "--port", str(port)],
+                            cwd=repo_copy, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    try:
+        wait_http(f"http://127.0.0.1:{port}/health", 120, proc)
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/2.0/mlflow/experiments/search"
+                                    "?max_results=50") as r:
+            names = {e["name"] for e in json.loads(r.read())["experiments"]}
+        assert "zipf_bigram" in names
+        listening = [c.laddr for p in [psutil.Process(proc.pid), *psutil.Process(proc.pid).children(recursive=True)]
+                     for c in p.net_connections(kind="inet") if c.status == psutil.CONN_LISTEN]
+        assert listening and all(a.ip == "127.0.0.1" for a in listening), listening
+    finally:
+        stop_trees([psutil.Process(proc.pid)])
