@@ -112,10 +112,12 @@ def _stage_process(parent: psutil.Process, module: str, timeout: float = 120) ->
     while time.monotonic() < deadline:
         for p in parent.children(recursive=True):
             try:
-                if module in " ".join(p.cmdline()):
-                    return p
+                argv = p.cmdline()
             except psutil.NoSuchProcess:
                 continue
+            # the Python process itself, not a shell that DVC may run it through
+            if "-m" in argv and argv[argv.index("-m") + 1:argv.index("-m") + 2] == [module]:
+                return p
         time.sleep(0.05)
     raise AssertionError(f"no process running {module}")
 
@@ -126,18 +128,45 @@ def _leftovers(root: Path) -> list[str]:
         sorted(str(p.relative_to(root)) for base in ("data", "reports") for p in (root / base).rglob(".old-*"))
 
 
-def _wait_for_running_run(root: Path, stage: str, timeout: float = 60):
+def _out_state(path: Path):
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return None
+    return st.st_ino, st.st_mtime_ns
+
+
+def _freeze_once_running(root: Path, proc: psutil.Process, stage: str):
+    """Return `stage`'s MLflow run as soon as it is RUNNING, with the stage process frozen (SIGSTOP).
+
+    The stage only runs in short slices between looks, so however slow this machine is, a
+    signal sent next lands mid-stage, not after the stage finished its work (a fixed sleep
+    did, on a slow CI machine). The caller sends its signal, then SIGCONT."""
     c = mlflow_client(root)
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
+        proc.send_signal(signal.SIGSTOP)
         exp = c.get_experiment_by_name(stage.split("-")[0])
-        if exp is not None:
-            runs = c.search_runs([exp.experiment_id],
-                                 filter_string=f"tags.`dvc.stage` = '{stage}' and attributes.status = 'RUNNING'")
-            if runs:
-                return runs[0]
-        time.sleep(0.1)
+        runs = [] if exp is None else c.search_runs(
+            [exp.experiment_id],
+            filter_string=f"tags.`dvc.stage` = '{stage}' and attributes.status = 'RUNNING'")
+        if runs:
+            return runs[0]
+        proc.send_signal(signal.SIGCONT)
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGCONT)
     raise AssertionError(f"{stage} never opened its MLflow run")
+
+
+def _kill_mid_stage(root: Path, dvc: subprocess.Popen, stage: str, module: str, out: Path):
+    """SIGKILL `stage` (run by `dvc`) after it opened its MLflow run and before it wrote `out`."""
+    before = _out_state(out)
+    proc = _stage_process(psutil.Process(dvc.pid), module)
+    run = _freeze_once_running(root, proc, stage)
+    now = _out_state(out)
+    assert now is None or now == before, f"{stage} wrote {out} before it could be killed"
+    proc.send_signal(signal.SIGKILL)
+    return run
 
 
 def test_sigkill_mid_stage_leaves_no_partial_outputs_and_only_it_reruns(repo_copy):
@@ -149,10 +178,7 @@ def test_sigkill_mid_stage_leaves_no_partial_outputs_and_only_it_reruns(repo_cop
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
     dvc = subprocess.Popen(["dvc", "repro", "--force", "--single-item", "zipf_bigram-train"],
                            cwd=repo_copy, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    stage = _stage_process(psutil.Process(dvc.pid), "stages.zipf_bigram.train")
-    killed_run = _wait_for_running_run(repo_copy, "zipf_bigram-train")
-    time.sleep(1.0)                                    # mid-compute
-    stage.send_signal(signal.SIGKILL)
+    killed_run = _kill_mid_stage(repo_copy, dvc, "zipf_bigram-train", "stages.zipf_bigram.train", results)
     out = dvc.communicate(timeout=120)[0].decode()
     assert dvc.returncode != 0, out
 
@@ -174,10 +200,7 @@ def test_sigkill_mid_stage_leaves_no_partial_outputs_and_only_it_reruns(repo_cop
     # only it runs, and it cleans up after the killed run
     dvc = subprocess.Popen(["dvc", "repro", "--force", "--single-item", "zipf_bigram-train"],
                            cwd=repo_copy, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    stage = _stage_process(psutil.Process(dvc.pid), "stages.zipf_bigram.train")
-    _wait_for_running_run(repo_copy, "zipf_bigram-train")
-    time.sleep(1.0)
-    stage.send_signal(signal.SIGKILL)
+    _kill_mid_stage(repo_copy, dvc, "zipf_bigram-train", "stages.zipf_bigram.train", results)
     dvc.communicate(timeout=120)
     flow = sh([sys.executable, "-m", "flows.pipeline"], repo_copy, timeout=600)
     assert json.loads(flow.stdout[flow.stdout.index("{"):])["ran"] == ["zipf_bigram-train"]
@@ -199,8 +222,9 @@ def test_sigkill_mid_stage_leaves_no_partial_outputs_and_only_it_reruns(repo_cop
 def test_sigterm_marks_the_run_failed_with_the_signal(repo_copy):
     proc = subprocess.Popen([sys.executable, "-m", "stages.zipf_bigram.prepare"], cwd=repo_copy,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    run = _wait_for_running_run(repo_copy, "zipf_bigram-prepare")
+    run = _freeze_once_running(repo_copy, psutil.Process(proc.pid), "zipf_bigram-prepare")
     proc.send_signal(signal.SIGTERM)
+    proc.send_signal(signal.SIGCONT)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode != 0
     assert "terminated by signal SIGTERM" in err.decode()
@@ -276,8 +300,10 @@ def test_stopping_the_flow_stops_its_stages(repo_copy):
     flow = subprocess.Popen([sys.executable, "-m", "flows.pipeline", "zipf_bigram-train"], cwd=repo_copy,
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     stage = _stage_process(psutil.Process(flow.pid), "stages.zipf_bigram.prepare", timeout=180)
-    run = _wait_for_running_run(repo_copy, "zipf_bigram-prepare")
+    run = _freeze_once_running(repo_copy, stage, "zipf_bigram-prepare")
     flow.send_signal(signal.SIGTERM)
+    time.sleep(0.5)                      # the flow's own SIGTERM to the stage is pending by now
+    stage.send_signal(signal.SIGCONT)
     out, err = flow.communicate(timeout=120)
     assert flow.returncode != 0
     assert "stopped 1 stage process" in out + err or "stopped 2 stage process" in out + err, out + err
