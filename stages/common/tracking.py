@@ -162,7 +162,11 @@ class StageRun:
             tags["mlflow.parentRunId"] = parent
         self.run_id = retry(lambda: self.client.create_run(
             exp_id, run_name=step, tags=tags).info.run_id)
-        self.log_params(params)
+        try:
+            self.log_params(params)
+        except BaseException as exc:          # e.g. SIGTERM while logging: the run exists, close it
+            self.fail(exc)
+            raise
 
     # -- logging primitives (all retried) ---------------------------------------------
     def log_params(self, params: dict[str, Any]) -> None:

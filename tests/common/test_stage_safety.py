@@ -214,6 +214,20 @@ def test_stage_run_fail_records_error(store, tmp_path):
     assert "Traceback" in Path(path).read_text() and "diverged at step 7" in Path(path).read_text()
 
 
+def test_signal_while_the_run_opens_still_fails_the_run(store, tmp_path, monkeypatch):
+    """SIGTERM can land after the run is created but before StageRun returns (while it logs
+    the params): the run it created is closed FAILED, not left RUNNING."""
+    def interrupted(self, params):
+        raise SystemExit("terminated by signal SIGTERM")
+
+    monkeypatch.setattr(tracking.StageRun, "log_params", interrupted)
+    with pytest.raises(SystemExit):
+        tracking.StageRun("sig", "train", "sig-train", "smoke", {"a": 1}, root=tmp_path)
+    (r,) = store.search_runs([store.get_experiment_by_name("sig").experiment_id])
+    assert r.info.status == "FAILED"
+    assert r.data.tags[tracking.ERROR_TAG] == "terminated by signal SIGTERM"
+
+
 def test_study_parent_nests_under_flow_run(store, tmp_path):
     flow = tracking.open_flow_run("flow x", {"profile": "smoke"}, tmp_path)
     mid = tracking.open_study_parent("st", flow, "flow x", tmp_path)
