@@ -14,8 +14,10 @@ def test_flow_runs_stale_stages_and_leaves_dvc_clean(repo_copy):
     proc = sh([__import__("sys").executable, "-m", "flows.pipeline", "--profile", "smoke"], repo_copy,
               timeout=900)
     result = json.loads(proc.stdout[proc.stdout.index("{"):])
-    assert set(result["ran"]) == {"zipf_bigram-prepare", "zipf_bigram-train", "zipf_bigram-evaluate",
-                                  "ledger"}
+    from stages.common.dvcfile import load_stages
+
+    all_stages = set(load_stages(repo_copy))
+    assert set(result["ran"]) == all_stages
     assert result["failed"] == []
     # DVC saw everything the flow ran: nothing stale, and `dvc repro` has nothing to do
     assert "are up to date" in sh(["dvc", "status"], repo_copy).stdout
@@ -32,7 +34,8 @@ def test_flow_runs_stale_stages_and_leaves_dvc_clean(repo_copy):
     assert parent.info.status == "FINISHED"
     assert c.get_experiment(parent.info.experiment_id).name == "pipeline"
     stage_runs = {}
-    for study, n_stages in (("zipf_bigram", 3), ("ledger", 1)):
+    studies = sorted({name.split("-")[0] for name in all_stages})
+    for study, n_stages in ((s, sum(n.split("-")[0] == s for n in all_stages)) for s in studies):
         exp_id = c.get_experiment_by_name(study).experiment_id
         (mid,) = c.search_runs([exp_id], filter_string=f"tags.mlflow.parentRunId = '{parent.info.run_id}'")
         assert mid.data.tags["claimbench.kind"] == "flow" and mid.info.status == "FINISHED"

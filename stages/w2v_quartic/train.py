@@ -1,0 +1,108 @@
+"""w2v_quartic train: on each corpus (dynamics, downstream, real text) train full-batch SGNS and
+its quartic approximation from the same small init with the same step size and step count,
+recording sigma_k^2, the projections onto M*'s eigenvectors and the subspace overlap over time;
+then gensim's Word2Vec on the same token file, once per seed.
+
+Outputs: data/w2v_quartic/runs/<role>.npz (trajectories, final W, gensim embeddings, M*'s
+spectrum) and reports/w2v_quartic/train.json (sizes, step sizes, losses, timings).
+"""
+from __future__ import annotations
+
+from stages.common.stage import stage
+
+from .params import W2VParams
+
+RUNS = "data/w2v_quartic/runs"
+METRICS = "reports/w2v_quartic/train.json"
+ROLES = ("dynamics", "downstream", "downstream_rich", "realtext")
+
+
+def corpus_dir(rp) -> str:
+    from stages.common.corpora import corpus_path
+
+    return corpus_path("realtext") if rp.source == "realtext" else corpus_path("topics", rp.corpus)
+
+
+def gensim_seed(seed: int, k: int) -> int:
+    return seed * 1000 + k
+
+
+def run_corpus(role: str, rp, gp, seed: int, root, device) -> tuple[dict, dict]:
+    """Everything the evaluate step needs about one corpus, and a summary."""
+    import time
+
+    import numpy as np
+    import torch
+
+    from . import model, theory
+    from .baseline import gensim_embeddings
+    from stages.common.corpora import load_corpus as read_corpus
+
+    corpus = read_corpus(root / corpus_dir(rp))
+    keep = theory.keep_words(corpus.word_counts, rp.max_vocab)
+    P, u = theory.cooccurrence_stats(corpus.counts, corpus.word_counts, keep)
+    M = theory.target_matrix(P, u)
+    V, d = len(keep), rp.dim
+    if d > V:
+        raise ValueError(f"{role}: dim ({d}) exceeds the vocabulary kept ({V})")
+    spec = theory.spectrum(M, min(d + rp.track_extra, V))
+    eta = theory.step_size(spec, rp.lr_scale)
+    target = model.Target.build(P, u, device=device)
+    W0 = model.init_weights(V, d, rp.init_scale, [seed, ROLES.index(role)], device=device)
+    U = torch.as_tensor(spec.vectors, dtype=W0.dtype, device=device)
+    arrays = {"keep": keep, "eigvals": spec.values, "eigvecs": spec.vectors,
+              "p0": ((U.T @ W0) ** 2).sum(1).cpu().numpy(), "eta": np.array(eta),
+              "W0": W0.cpu().numpy()}
+    summary = {"vocab": V, "dim": d, "eta": eta, "steps": rp.steps,
+               "eig_top": spec.values[: d + 1].tolist(), "eig_min": float(spec.values[-1]),
+               "zero_cells_share": float((P == 0).mean()), "seconds": {}, "final_loss": {}}
+    for kind in model.KINDS:
+        t0 = time.perf_counter()
+        res = model.train(kind, target, W0, eta, rp.steps, rp.log_every, U, d, progress=True)
+        summary["seconds"][kind] = time.perf_counter() - t0
+        summary["final_loss"][kind] = float(res["loss"][-1])
+        for k, v in res.items():
+            arrays[f"{kind}_{k}"] = v
+    vocab = [corpus.vocab[i] for i in keep]
+    window = int(corpus.truth["window"])
+    embeds, secs = [], []
+    for k in range(rp.gensim_seeds):
+        E, s = gensim_embeddings(corpus.tokens_path, vocab, d, window, gensim_seed(seed, k), gp)
+        embeds.append(E)
+        secs.append(s)
+    arrays["gensim_E"] = np.stack(embeds)
+    arrays["gensim_seeds"] = np.array([gensim_seed(seed, k) for k in range(rp.gensim_seeds)])
+    summary["seconds"]["gensim_per_seed"] = float(np.mean(secs))
+    summary["gensim_window"] = window
+    return arrays, summary
+
+
+def main() -> None:
+    with stage("w2v_quartic", "train", W2VParams) as ctx:
+        import numpy as np
+        from tqdm import tqdm
+
+        from stages.common.io import atomic_dir, write_json
+
+        from stages.common.device import limit_threads
+
+        p = ctx.params.train
+        device = ctx.device()
+        summary = {"device": str(device), "torch_threads": limit_threads()}
+        with atomic_dir(ctx.path(RUNS)) as tmp:
+            for role in tqdm(ROLES, desc="corpora"):
+                arrays, s = run_corpus(role, getattr(p, role), p.gensim, ctx.seed, ctx.root, device)
+                np.savez_compressed(tmp / f"{role}.npz", **arrays)
+                summary[role] = s
+                for kind in ("quartic", "sgns"):
+                    ctx.run.log_curve(f"{role}.{kind}.loss", arrays[f"{kind}_loss"], arrays[f"{kind}_step"])
+                    ctx.run.log_curve(f"{role}.{kind}.overlap", arrays[f"{kind}_overlap"], arrays[f"{kind}_step"])
+                print(f"  {role}: V={s['vocab']} d={s['dim']} eta={s['eta']:.3g} "
+                      f"final loss quartic={s['final_loss']['quartic']:.4g} sgns={s['final_loss']['sgns']:.4g} "
+                      f"({s['seconds']['quartic']:.1f}s, {s['seconds']['sgns']:.1f}s; gensim "
+                      f"{s['seconds']['gensim_per_seed']:.1f}s/seed)", flush=True)
+        write_json(ctx.path(METRICS), summary)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,97 @@
+"""attr_analogy params: every profile of params.yaml validates; a bad value stops the stage before
+any compute with exit status 2 and a message naming the key and the value."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import pytest
+import yaml
+
+from stages.attr_analogy.params import AttrParams
+from stages.common.params import PROFILES, ParamsError, load_study
+
+from .conftest import REPO
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_every_profile_validates(real_params, profile):
+    _, p = load_study("attr_analogy", AttrParams, real_params, profile=profile)
+    raw = real_params["attr_analogy"][profile]
+    assert p.train.k_max == raw["train"]["k_max"]
+    assert p.evaluate.k_report in p.train.realtext.ks
+    names = {c["name"] for c in real_params["corpora"][profile]["attributes"]["corpora"]}
+    assert set(p.train.spreads) | {p.train.removal_corpus} <= names   # the corpora it reads exist
+
+
+def _error(data) -> str:
+    with pytest.raises(ParamsError) as info:
+        load_study("attr_analogy", AttrParams, data)
+    return str(info.value)
+
+
+def test_power_out_of_range_names_key_value_and_bound(params_copy):
+    params_copy["attr_analogy"]["default"]["train"]["power"] = 2.0
+    msg = _error(params_copy)
+    assert "attr_analogy.default.train.power = 2.0" in msg and "<= 1" in msg
+
+
+def test_negative_noise_level_names_nested_key(params_copy):
+    params_copy["attr_analogy"]["smoke"]["train"]["noise"]["sigmas"][1] = -0.5
+    msg = _error(params_copy)
+    assert "attr_analogy.smoke.train.noise.sigmas[1] = -0.5" in msg and ">= 0" in msg
+
+
+def test_string_k_max_is_not_coerced(params_copy):
+    params_copy["attr_analogy"]["paper"]["train"]["k_max"] = "40"
+    msg = _error(params_copy)
+    assert "attr_analogy.paper.train.k_max = '40'" in msg
+
+
+def test_saturation_corpus_must_be_a_spread(params_copy):
+    params_copy["attr_analogy"]["default"]["train"]["saturation_corpus"] = "small"
+    msg = _error(params_copy)
+    assert "attr_analogy.default" in msg and "saturation_corpus ('small') must be one of spreads" in msg
+
+
+def test_k_report_must_be_a_scored_k(params_copy):
+    params_copy["attr_analogy"]["default"]["evaluate"]["k_report"] = 77
+    msg = _error(params_copy)
+    assert "evaluate.k_report (77)" in msg
+
+
+def test_unknown_key_lists_allowed_keys(params_copy):
+    params_copy["attr_analogy"]["default"]["train"]["pseudo_count"] = 1.0
+    msg = _error(params_copy)
+    assert "attr_analogy.default.train.pseudo_count: unknown key" in msg and "pseudocount" in msg
+
+
+def _repo_copy(tmp_path):
+    for f in ("params.yaml", "dvc.yaml"):
+        shutil.copy(REPO / f, tmp_path / f)
+    shutil.copytree(REPO / "stages", tmp_path / "stages", ignore=shutil.ignore_patterns("__pycache__"))
+    return tmp_path
+
+
+def test_stage_exits_2_on_bad_param_before_compute(tmp_path, stage_env, python_exe):
+    """A corrupted params.yaml: `python -m stages.attr_analogy.train` exits 2, names key and value,
+    writes nothing."""
+    root = _repo_copy(tmp_path)
+    data = yaml.safe_load((root / "params.yaml").read_text())
+    data["attr_analogy"]["smoke"]["train"]["analogies_per_relation"] = 3        # < 10
+    (root / "params.yaml").write_text(yaml.safe_dump(data))
+    res = subprocess.run([python_exe, "-m", "stages.attr_analogy.train"], cwd=root, env=stage_env,
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 2, res.stderr
+    assert "attr_analogy.default.train.analogies_per_relation" not in res.stderr
+    assert "attr_analogy.smoke.train.analogies_per_relation = 3" in res.stderr
+    assert not (root / "data").exists() and not (root / "reports").exists()
+
+
+def test_stage_exits_2_when_a_named_corpus_is_missing(tmp_path, stage_env, python_exe):
+    """Valid params but no corpus folder: exit 2 naming the corpus, not a traceback."""
+    root = _repo_copy(tmp_path)
+    res = subprocess.run([python_exe, "-m", "stages.attr_analogy.train"], cwd=root, env=stage_env,
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 2, res.stderr
+    assert "corpus 'narrow'" in res.stderr and "Traceback" not in res.stderr

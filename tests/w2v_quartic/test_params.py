@@ -1,0 +1,80 @@
+"""w2v_quartic params: every profile of params.yaml validates; a bad value names the key, the
+value and what is allowed; the stage exits with status 2 before any compute."""
+from __future__ import annotations
+
+import copy
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from stages.common.params import PROFILES, ParamsError, load_study
+from stages.w2v_quartic.params import W2VParams
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def real() -> dict:
+    return yaml.safe_load((REPO / "params.yaml").read_text())
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_every_profile_validates(real, profile):
+    _, p = load_study("w2v_quartic", W2VParams, real, profile=profile)
+    raw = real["w2v_quartic"][profile]["train"]
+    assert p.train.dynamics.dim == raw["dynamics"]["dim"]
+    assert p.train.downstream.gensim_seeds >= 2
+    assert p.evaluate.tolerance_abs == 0.05 and p.evaluate.tolerance_spread_multiple == 2.0
+
+
+def _error(data) -> str:
+    with pytest.raises(ParamsError) as info:
+        load_study("w2v_quartic", W2VParams, data)
+    return str(info.value)
+
+
+def test_negative_lr_scale_names_key_value_and_bound(real):
+    bad = copy.deepcopy(real)
+    bad["w2v_quartic"]["default"]["train"]["dynamics"]["lr_scale"] = -0.1
+    msg = _error(bad)
+    assert "w2v_quartic.default.train.dynamics.lr_scale" in msg and "-0.1" in msg and "> 0" in msg
+
+
+def test_unknown_key_and_wrong_type(real):
+    """Also in a profile that is not active (every profile is validated)."""
+    bad = copy.deepcopy(real)
+    bad["w2v_quartic"]["paper"]["train"]["gensim"]["windows"] = 5
+    msg = _error(bad)
+    assert "w2v_quartic.paper.train.gensim.windows: unknown key" in msg and "allowed keys" in msg
+    bad = copy.deepcopy(real)
+    bad["w2v_quartic"]["smoke"]["evaluate"]["retrieval_k"] = "ten"
+    msg = _error(bad)
+    assert "w2v_quartic.smoke.evaluate.retrieval_k = 'ten'" in msg and "int >= 1" in msg
+
+
+def test_cross_field_rules(real):
+    bad = copy.deepcopy(real)
+    bad["w2v_quartic"]["default"]["train"]["downstream"]["gensim_seeds"] = 1
+    assert "gensim_seeds must be at least 2" in _error(bad)
+    bad = copy.deepcopy(real)
+    bad["w2v_quartic"]["default"]["train"]["realtext"]["max_vocab"] = 4
+    assert "max_vocab (4) must be 0 (all) or at least dim (16)" in _error(bad)
+
+
+@pytest.mark.parametrize("step", ["train", "evaluate"])
+def test_stage_exits_2_on_bad_params(real, tmp_path, step):
+    """The stage stops with exit status 2 and a message naming the key, before importing torch."""
+    bad = copy.deepcopy(real)
+    bad["w2v_quartic"]["default"]["train"]["dynamics"]["init_scale"] = 0.0
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(bad))
+    env = {**os.environ, "PYTHONPATH": str(REPO), "CLAIMBENCH_TRACKING": "off"}
+    env.pop("DVC_ROOT", None)
+    proc = subprocess.run([sys.executable, "-m", f"stages.w2v_quartic.{step}"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    assert "w2v_quartic.default.train.dynamics.init_scale = 0.0" in proc.stderr
+    assert "> 0" in proc.stderr
