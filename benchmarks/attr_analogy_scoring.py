@@ -84,10 +84,11 @@ def main() -> None:
     if (rt / "counts").exists():
         from gensim.test.utils import datapath
 
-        from stages.attr_analogy.data import read_analogies, read_counts
+        from stages.attr_analogy.data import read_counts
+        from stages.common.corpora import load_analogy_table
 
         c = read_counts(rt)
-        an = read_analogies(rt / "analogies")
+        an = load_analogy_table(rt / "analogies")
         _, Lr = m.sparse_m_from_counts(c.counts)
         Wr = m.top_spectrum(Lr, 100, tol=1e-6).embedding(100).astype("float32").astype("float64")
         index = {w: i for i, w in enumerate(c.vocab)}

@@ -37,7 +37,7 @@ def main() -> None:
     from stages.common.params import load_study
     from stages.w2v_quartic import model, scores, theory
     from stages.w2v_quartic.baseline import gensim_embeddings
-    from stages.common.corpora import load_corpus as read_corpus
+    from stages.common.corpora import load_corpus
     from stages.w2v_quartic.params import W2VParams
 
     from stages.common.device import limit_threads
@@ -51,7 +51,7 @@ def main() -> None:
         folder = Path(tempfile.mkdtemp(prefix="w2v_bench-")) / rp.corpus
         print(f"generating corpus {rp.corpus} ({a.profile}) in {folder}", flush=True)
         write_corpus(folder, topics.generate(spec, common.seed))
-    c = read_corpus(folder)
+    c = load_corpus(folder)
     keep = theory.keep_words(c.word_counts, rp.max_vocab)
     topic = np.asarray(c.word_truth["topic"])[keep]
     topic2 = np.asarray(c.word_truth["topic2"])[keep]

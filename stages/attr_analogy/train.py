@@ -16,7 +16,7 @@ Outputs: data/attr_analogy/results.json (every curve) and reports/attr_analogy/t
 """
 from __future__ import annotations
 
-from stages.common.stage import stage
+from stages.common.stage import fail, stage
 
 from .params import AttrParams
 
@@ -28,29 +28,23 @@ SCORINGS = ("eq13", "3cosadd")
 RNG_ANALOGIES, RNG_NOISE, RNG_PRUNE, RNG_PAIRS = 1, 2, 3, 4
 
 
-def _fail(msg: str) -> None:
-    from stages.common.stage import fail
-
-    fail(msg)
-
-
 def _check_corpora(corpora: dict, p) -> int:
     """All attribute corpora share K; the k sweep and the relations fit it. Returns K."""
     Ks = {name: int(c.truth.get("attributes", -1)) for name, c in corpora.items()}
     kinds = {name: c.truth.get("kind") for name, c in corpora.items()}
     bad = [n for n, k in kinds.items() if k != "attributes"]
     if bad:
-        _fail(f"attr_analogy.train: corpora {bad} are not attribute-model corpora (kind {[kinds[n] for n in bad]})")
+        fail(f"attr_analogy.train: corpora {bad} are not attribute-model corpora (kind {[kinds[n] for n in bad]})")
     if len(set(Ks.values())) != 1:
-        _fail(f"attr_analogy.train: the attribute corpora must share K, got {Ks} "
+        fail(f"attr_analogy.train: the attribute corpora must share K, got {Ks} "
               "(corpora.<profile>.attributes.corpora[*].attributes)")
     K = next(iter(Ks.values()))
     if p.k_max < 3 * K:
-        _fail(f"attr_analogy.train.k_max = {p.k_max}: must be >= 3K = {3 * K} (checks read k up to 3K)")
+        fail(f"attr_analogy.train.k_max = {p.k_max}: must be >= 3K = {3 * K} (checks read k up to 3K)")
     if p.k_max > 2 ** K:
-        _fail(f"attr_analogy.train.k_max = {p.k_max}: larger than the vocabulary 2^K = {2 ** K}")
+        fail(f"attr_analogy.train.k_max = {p.k_max}: larger than the vocabulary 2^K = {2 ** K}")
     if max(p.removal_relations) >= K:
-        _fail(f"attr_analogy.train.removal_relations = {p.removal_relations}: relations are attributes 0..{K - 1}")
+        fail(f"attr_analogy.train.removal_relations = {p.removal_relations}: relations are attributes 0..{K - 1}")
     return K
 
 
@@ -167,10 +161,12 @@ def realtext(ctx, p) -> dict:
     from stages.common.corpora import corpus_path
 
     from . import model
-    from .data import read_analogies, read_counts
+    from stages.common.corpora import load_analogy_table
+
+    from .data import read_counts
 
     c = read_counts(ctx.path(corpus_path("realtext")))
-    an = read_analogies(ctx.path(corpus_path("realtext")) / "analogies")
+    an = load_analogy_table(ctx.path(corpus_path("realtext")) / "analogies")
     index = {w: i for i, w in enumerate(c.vocab)}
     cov = [i for i, ok in enumerate(an["covered"]) if ok and all(an[x][i] in index for x in "abcd")]
     q = model.Analogies(*(np.array([index[an[x][i]] for i in cov], dtype=np.int64) for x in "abcd"),
@@ -208,7 +204,7 @@ def main() -> None:
             try:
                 corpora[name] = read_counts(ctx.path(corpus_path("attributes", name)))
             except FileNotFoundError as err:
-                _fail(f"attr_analogy.train: corpus {name!r} (named in params.yaml) is not there: {err}; "
+                fail(f"attr_analogy.train: corpus {name!r} (named in params.yaml) is not there: {err}; "
                       "add it to corpora.<profile>.attributes.corpora")
         K = _check_corpora(corpora, p)
         V = 2 ** K

@@ -111,10 +111,10 @@ def main() -> None:
         from stages.common.corpora.realtext import gensim_data
         from stages.common.io import write_json
 
-        from . import scores
-        from stages.common.corpora import load_corpus as read_corpus
-
+        from stages.common.corpora import load_analogy_table, load_corpus
         from stages.common.device import limit_threads
+
+        from . import scores
 
         limit_threads()
         ep, tp = ctx.params.evaluate, ctx.params.train
@@ -132,7 +132,7 @@ def main() -> None:
         # --- synthetic retrieval scores (the topic corpora) ---
         for role in ("dynamics", "downstream", "downstream_rich"):
             rp = getattr(tp, role)
-            c = read_corpus(ctx.path(corpus_dir(rp)))
+            c = load_corpus(ctx.path(corpus_dir(rp)))
             keep = runs[role]["keep"]
             topic = np.asarray(c.word_truth["topic"])[keep]
             topic2 = np.asarray(c.word_truth.get("topic2", [-1] * len(c.vocab)))[keep]
@@ -153,12 +153,10 @@ def main() -> None:
 
         # --- real text: analogies and word similarity on the kept vocabulary (a proxy) ---
         rp = tp.realtext
-        rc = read_corpus(ctx.path(corpus_dir(rp)))
-        import datasets
-
+        rc = load_corpus(ctx.path(corpus_dir(rp)))
         keep = runs["realtext"]["keep"]
         index = {rc.vocab[i]: n for n, i in enumerate(keep)}
-        an = datasets.load_from_disk(str(ctx.path(corpus_dir(rp)) / "analogies"))[:]
+        an = load_analogy_table(ctx.path(corpus_dir(rp)) / "analogies")
         qs = np.array([[index[w] for w in (a, b, c_, d_)]
                        for a, b, c_, d_ in zip(an["a"], an["b"], an["c"], an["d"])
                        if all(w in index for w in (a, b, c_, d_))], dtype=np.int64).reshape(-1, 4)

@@ -34,11 +34,12 @@ def run_corpus(role: str, rp, gp, seed: int, root, device) -> tuple[dict, dict]:
     import numpy as np
     import torch
 
+    from stages.common.corpora import load_corpus
+
     from . import model, theory
     from .baseline import gensim_embeddings
-    from stages.common.corpora import load_corpus as read_corpus
 
-    corpus = read_corpus(root / corpus_dir(rp))
+    corpus = load_corpus(root / corpus_dir(rp))
     keep = theory.keep_words(corpus.word_counts, rp.max_vocab)
     P, u = theory.cooccurrence_stats(corpus.counts, corpus.word_counts, keep)
     M = theory.target_matrix(P, u)

@@ -99,7 +99,7 @@ def write_corpus(target: str | Path, corpus: GeneratedCorpus) -> Path:
     import datasets
     import scipy.sparse as sp
 
-    from stages.common.io import atomic_dir
+    from stages.common.io import atomic_dir, write_json
 
     V = len(corpus.vocab)
     counts = sp.coo_matrix(corpus.counts)
@@ -130,17 +130,8 @@ def write_corpus(target: str | Path, corpus: GeneratedCorpus) -> Path:
         datasets.Dataset.from_dict({
             "i": counts.row.astype(np.int32), "j": counts.col.astype(np.int32),
             "count": counts.data.astype(np.int64)}).save_to_disk(str(tmp / "counts"))
-        (tmp / "truth.json").write_text(json.dumps(
-            {"kind": corpus.kind, "name": corpus.name, **corpus.truth}, indent=2, default=_json_default))
+        write_json(tmp / "truth.json", {"kind": corpus.kind, "name": corpus.name, **corpus.truth})
     return Path(target)
-
-
-def _json_default(obj: Any) -> Any:
-    if isinstance(obj, np.generic):
-        return obj.item()
-    if isinstance(obj, np.ndarray):
-        return obj.tolist()
-    raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
 
 
 def load_corpus(path: str | Path) -> Corpus:

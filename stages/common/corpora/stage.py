@@ -59,7 +59,8 @@ PARAMS = CorporaParams
 def _summary(c) -> dict:
     import numpy as np
 
-    n_tokens = int(sum(len(s) for s in c.sentences))
+    n_tokens = int(c.sentences.size if isinstance(c.sentences, np.ndarray)   # (pairs, 2): no loop
+                   else sum(len(s) for s in c.sentences))
     return {"vocab": len(c.vocab), "sentences": len(c.sentences), "tokens": n_tokens,
             "cooccurrences": int(c.counts.sum()), "nonzero_cells": int(c.counts.nnz),
             "words_seen": int((np.asarray(c.counts.sum(1)).ravel() > 0).sum())}
