@@ -247,9 +247,10 @@ def _retryable(task, task_run, state) -> bool:  # noqa: ARG001 - Prefect's retry
     return not (isinstance(exc, StageFailed) and exc.returncode == NOT_RETRYABLE_EXIT)
 
 
-# The stage processes this flow process started, so that a flow that is stopped (SIGTERM,
-# a cancellation from the Prefect UI, Ctrl-C) stops them too instead of leaving them running.
-_CHILDREN: set[int] = set()
+# The stage processes this flow process started (pid -> stage name), so that a flow that is
+# stopped (SIGTERM, a cancellation from the Prefect UI, Ctrl-C) stops them too instead of
+# leaving them running.
+_CHILDREN: dict[int, str] = {}
 _STOP = threading.Event()
 
 
@@ -261,28 +262,35 @@ def _reset_stop() -> None:
     _STOP.clear()
 
 
-def _started(pid: int) -> None:
-    _CHILDREN.add(pid)
+def _started(pid: int, stage_name: str) -> None:
+    _CHILDREN[pid] = stage_name
 
 
 def _ended(pid: int) -> None:
-    _CHILDREN.discard(pid)
+    _CHILDREN.pop(pid, None)
 
 
-def stop_stages(grace: float = 10.0) -> list[int]:
-    """Stop every stage process this flow started (SIGTERM, then SIGKILL); no new ones start."""
+def stop_stages(root: Path, grace: float = 10.0) -> list[int]:
+    """Stop every stage process this flow started (SIGTERM, then SIGKILL after ``grace``
+    seconds); no new ones start. A stage that had to be killed could not close its MLflow
+    run: its run is marked FAILED here, before the flow exits."""
     import psutil
 
     from flows.stack import stop_trees
 
     _STOP.set()
-    roots = []
-    for pid in list(_CHILDREN):
+    roots, names = [], set()
+    for pid, name in list(_CHILDREN.items()):
         try:
             roots.append(psutil.Process(pid))
+            names.add(name)
         except psutil.NoSuchProcess:
             pass
-    return stop_trees(roots, grace)[0]
+    stopped, killed = stop_trees(roots, grace)
+    if killed:
+        for name in sorted(names):
+            _reap(name, str(root))
+    return stopped
 
 
 _SLOTS: threading.Semaphore | None = None   # at most max_parallel stage processes at once
@@ -330,12 +338,16 @@ def run_stage(name: str, cmd: str, root: str, parent_run_id: str | None,
         log.info("stage %s: %s", name, cmd)
         proc = subprocess.Popen(cmd, shell=True, cwd=root, env=env, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True)
-        _started(proc.pid)
+        _started(proc.pid, name)
         try:
             stdout, stderr = proc.communicate()
         finally:
             _ended(proc.pid)
         wall = time.perf_counter() - t0
+    if _stopping():
+        # stopped with the flow: whatever its exit status reads (stop_stages reaps the stage
+        # processes, so this one may read 0), its outputs are not to be committed
+        raise StageFailed(name, NOT_RETRYABLE_EXIT, "stopped: the flow is stopping")
     for line in (stdout + stderr).splitlines()[-20:]:
         log.info("  %s | %s", name, line)
     if proc.returncode != 0:
@@ -501,7 +513,7 @@ def pipeline(profile: str | None = None, targets: list[str] | None = None,
             if runs is not None:
                 runs.fail(str(exc))
         else:                                   # stopped from outside: take the stages with it
-            stopped = stop_stages()
+            stopped = stop_stages(root)
             if stopped:
                 print(f"flow stopped ({type(exc).__name__}); stopped {len(stopped)} stage process(es)")
             if runs is not None:

@@ -184,7 +184,9 @@ def stage(study: str, step: str, model: type[M], stage_name: str | None = None,
     seed_everything(common.seed)
     run = None
     print(f"[{stage_name}] profile={common.profile} seed={common.seed}", flush=True)
-    previous = _set_sigterm(_raise_on_sigterm)    # SIGTERM -> SystemExit -> the run is FAILED
+    # SIGTERM -> SystemExit -> the run is FAILED; kept until the run is closed, so a SIGTERM
+    # while the outs are being logged fails the run too instead of leaving it RUNNING
+    previous = _set_sigterm(_raise_on_sigterm)
     try:
         if track and tracking_enabled():
             from .tracking import StageRun
@@ -198,20 +200,21 @@ def stage(study: str, step: str, model: type[M], stage_name: str | None = None,
         setup_s = time.perf_counter() - t0          # checks, hashing deps, opening the run
         t_body = time.perf_counter()
         yield ctx
+        compute_s = time.perf_counter() - t_body
+        if run is not None:
+            t1 = time.perf_counter()
+            for m in spec.metrics:
+                run.log_metrics_file(m)
+            for o in spec.outs:
+                run.log_out(o)
+            run.log_metrics({"stage.setup_s": setup_s, "stage.compute_s": compute_s,
+                             "stage.logging_s": time.perf_counter() - t1})
+            run.finish()
     except BaseException as exc:
         if run is not None:
+            _set_sigterm(signal.SIG_IGN)             # a second SIGTERM must not cut this short
             run.fail(exc)
         raise
     finally:
         _set_sigterm(previous)
-    compute_s = time.perf_counter() - t_body
-    if run is not None:
-        t1 = time.perf_counter()
-        for m in spec.metrics:
-            run.log_metrics_file(m)
-        for o in spec.outs:
-            run.log_out(o)
-        run.log_metrics({"stage.setup_s": setup_s, "stage.compute_s": compute_s,
-                         "stage.logging_s": time.perf_counter() - t1})
-        run.finish()
     print(f"[{stage_name}] done in {time.perf_counter() - t0:.1f}s", flush=True)

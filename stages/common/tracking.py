@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import json
 import os
+import contextlib
 import random
+import signal
 import socket
 import subprocess
 import time
@@ -60,11 +62,39 @@ def artifact_root(root: Path | None = None) -> str | None:
     return (root / "mlartifacts").as_uri()
 
 
+@contextlib.contextmanager
+def sigterm_deferred():
+    """Hold a SIGTERM back until the block ends, then deliver it to the handler it would have
+    met. Around creating a run: a SIGTERM that landed after the run's row was written but
+    before its id was known would leave a RUNNING run nobody could close.
+
+    Done by swapping Python handlers, not by a signal mask: a masked process-wide signal is
+    delivered to any other thread that does not mask it (MLflow's, torch's), and Python then
+    runs the handler in the main thread at once."""
+    got: list[int] = []
+    try:
+        previous = signal.signal(signal.SIGTERM, lambda signum, frame: got.append(signum))
+    except ValueError:                     # not the main thread: signals do not come here
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        if got:
+            signal.raise_signal(signal.SIGTERM)
+
+
 def retry(fn: Callable[[], T], attempts: int = 8, base: float = 0.25) -> T:
-    """Call ``fn``, retrying on the transient errors of a shared sqlite store."""
+    """Call ``fn``, retrying on the transient errors of a shared sqlite store.
+
+    A SIGTERM during the call waits until it returns (:func:`sigterm_deferred`): raised inside
+    SQLAlchemy, mid-transaction, it left the store locked and the stage hung recording its
+    failure."""
     for i in range(attempts):
         try:
-            return fn()
+            with sigterm_deferred():
+                return fn()
         except Exception as exc:  # noqa: BLE001 - filtered below
             text = f"{type(exc).__name__}: {exc}".lower()
             transient = any(s in text for s in ("database is locked", "operationalerror",
@@ -160,12 +190,15 @@ class StageRun:
         parent = os.environ.get(PARENT_ENV)
         if parent:
             tags["mlflow.parentRunId"] = parent
-        self.run_id = retry(lambda: self.client.create_run(
-            exp_id, run_name=step, tags=tags).info.run_id)
+        self.run_id = None
         try:
+            with sigterm_deferred():
+                self.run_id = retry(lambda: self.client.create_run(
+                    exp_id, run_name=step, tags=tags).info.run_id)
             self.log_params(params)
         except BaseException as exc:          # e.g. SIGTERM while logging: the run exists, close it
-            self.fail(exc)
+            if self.run_id is not None:
+                self.fail(exc)
             raise
 
     # -- logging primitives (all retried) ---------------------------------------------

@@ -2,8 +2,11 @@
 errors recorded on FAILED runs, orphaned RUNNING runs reaped, artifact location per store."""
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -11,7 +14,7 @@ import yaml
 
 from stages.common import tracking
 from stages.common.io import dvc_md5
-from stages.common.stage import check_deps_against_lock, clean_leftovers, tracking_enabled
+from stages.common.stage import _raise_on_sigterm, check_deps_against_lock, clean_leftovers, tracking_enabled
 
 from .conftest import isolate_env
 
@@ -224,6 +227,45 @@ def test_signal_while_the_run_opens_still_fails_the_run(store, tmp_path, monkeyp
     with pytest.raises(SystemExit):
         tracking.StageRun("sig", "train", "sig-train", "smoke", {"a": 1}, root=tmp_path)
     (r,) = store.search_runs([store.get_experiment_by_name("sig").experiment_id])
+    assert r.info.status == "FAILED"
+    assert r.data.tags[tracking.ERROR_TAG] == "terminated by signal SIGTERM"
+
+
+@pytest.fixture
+def sigterm_handler():
+    """Restore this process's SIGTERM handler after a test that installs its own."""
+    previous = signal.getsignal(signal.SIGTERM)
+    yield
+    signal.signal(signal.SIGTERM, previous)
+
+
+def test_sigterm_deferred_holds_the_signal_until_the_block_ends(sigterm_handler):
+    got = []
+    signal.signal(signal.SIGTERM, lambda signum, frame: got.append(signum))
+    with tracking.sigterm_deferred():
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(0.05)
+        assert got == []                        # pending, not delivered
+    assert got == [signal.SIGTERM]              # delivered as the block ends
+
+
+def test_sigterm_right_after_the_run_is_created_still_fails_the_run(store, tmp_path, monkeypatch,
+                                                                    sigterm_handler):
+    """The window between MLflow writing the run and StageRun knowing its id: a SIGTERM there
+    waits until the id is known, so the run is closed FAILED, not left RUNNING."""
+    real = type(store).create_run
+
+    def create_then_signalled(self, *args, **kwargs):
+        out = real(self, *args, **kwargs)
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(0.05)                        # lands here without the deferral
+        return out
+
+    monkeypatch.setattr(type(store), "create_run", create_then_signalled)
+    signal.signal(signal.SIGTERM, _raise_on_sigterm)
+    with pytest.raises(SystemExit, match="terminated by signal SIGTERM"):
+        tracking.StageRun("sig2", "train", "sig2-train", "smoke", {"a": 1}, root=tmp_path)
+    (r,) = store.search_runs([store.get_experiment_by_name("sig2").experiment_id])
     assert r.info.status == "FAILED"
     assert r.data.tags[tracking.ERROR_TAG] == "terminated by signal SIGTERM"
 

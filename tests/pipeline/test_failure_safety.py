@@ -158,6 +158,20 @@ def _freeze_once_running(root: Path, proc: psutil.Process, stage: str):
     raise AssertionError(f"{stage} never opened its MLflow run")
 
 
+def _wait_for_pending(proc: psutil.Process, sig: signal.Signals, timeout: float = 60) -> None:
+    """Wait until `sig` is pending on (stopped) `proc`, read from /proc/<pid>/status: whatever
+    sent it, however slow the sender, it lands where `proc` was frozen."""
+    bit = 1 << (sig - 1)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        fields = dict(line.split(":", 1) for line in
+                      Path(f"/proc/{proc.pid}/status").read_text().splitlines() if ":" in line)
+        if (int(fields["ShdPnd"], 16) | int(fields["SigPnd"], 16)) & bit:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"{sig.name} never reached process {proc.pid}")
+
+
 def _kill_mid_stage(root: Path, dvc: subprocess.Popen, stage: str, module: str, out: Path):
     """SIGKILL `stage` (run by `dvc`) after it opened its MLflow run and before it wrote `out`."""
     before = _out_state(out)
@@ -293,6 +307,31 @@ def test_failed_stage_marks_its_run_failed_with_the_error(repo_copy, monkeypatch
     assert "Traceback" in text and "test_failure_safety.py" in text
 
 
+def test_sigterm_while_the_outs_are_logged_fails_the_run(repo_copy, monkeypatch):
+    """The stage's work is done and its outs are being logged when SIGTERM comes: the run is
+    closed FAILED with the signal (not left RUNNING by Python's default SIGTERM action)."""
+    from stages.common import tracking
+    from stages.common.stage import stage
+    from stages.zipf_bigram.params import ZipfParams
+
+    def signalled(self, rel):
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(1)
+
+    monkeypatch.chdir(repo_copy)
+    monkeypatch.setattr(tracking.StageRun, "log_out", signalled)
+    previous = signal.getsignal(signal.SIGTERM)
+    try:
+        with pytest.raises(SystemExit, match="terminated by signal SIGTERM"):
+            with stage("zipf_bigram", "evaluate", ZipfParams) as ctx:
+                run_id = ctx.run.run_id
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    r = mlflow_client(repo_copy).get_run(run_id)
+    assert r.info.status == "FAILED"
+    assert r.data.tags["claimbench.error"] == "terminated by signal SIGTERM"
+
+
 def test_stopping_the_flow_stops_its_stages(repo_copy):
     """SIGTERM to a flow (what a cancellation or a stopped worker sends) ends its stage
     processes too: none keeps running, none is retried, their MLflow runs end FAILED."""
@@ -302,15 +341,17 @@ def test_stopping_the_flow_stops_its_stages(repo_copy):
     stage = _stage_process(psutil.Process(flow.pid), "stages.zipf_bigram.prepare", timeout=180)
     run = _freeze_once_running(repo_copy, stage, "zipf_bigram-prepare")
     flow.send_signal(signal.SIGTERM)
-    time.sleep(0.5)                      # the flow's own SIGTERM to the stage is pending by now
+    _wait_for_pending(stage, signal.SIGTERM)   # the flow's own SIGTERM to the stage
     stage.send_signal(signal.SIGCONT)
     out, err = flow.communicate(timeout=120)
     assert flow.returncode != 0
     assert "stopped 1 stage process" in out + err or "stopped 2 stage process" in out + err, out + err
+    assert "dvc commit" not in out + err, out + err      # a stopped stage's outputs are not committed
     assert not stage.is_running() or stage.status() == psutil.STATUS_ZOMBIE
     assert attempts_of_stage(repo_copy, "zipf_bigram-prepare") == 1
     c = mlflow_client(repo_copy)
-    assert c.get_run(run.info.run_id).info.status == "FAILED"
+    stage_run = c.get_run(run.info.run_id)
+    assert stage_run.info.status == "FAILED", (stage_run.data.tags, out + err)
     (flow_run,) = c.search_runs([c.get_experiment_by_name("pipeline").experiment_id])
     assert flow_run.info.status == "FAILED"
     assert flow_run.data.tags["claimbench.error"].startswith("the flow stopped")

@@ -120,3 +120,37 @@ def test_flow_and_task_code_can_be_shipped_to_other_processes():
     pipeline._set_stage_slots(2)
     for fn in (pipeline.pipeline.fn, pipeline.run_stage.fn, pipeline._retryable):
         cloudpickle.dumps(fn)
+
+
+def test_stopping_kills_a_stage_that_ignores_sigterm_and_fails_its_run(tmp_path, monkeypatch):
+    """A stage that does not end on SIGTERM is SIGKILLed after the grace period; it could not
+    close its MLflow run, so stop_stages marks it FAILED before the flow exits."""
+    import subprocess
+    import sys
+
+    from stages.common import tracking
+
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path / 'mlflow.db'}")
+    monkeypatch.setenv("CLAIMBENCH_ARTIFACT_ROOT", (tmp_path / "artifacts").as_uri())
+    exp = tracking.ensure_experiment("stub", tmp_path)
+    stubborn = subprocess.Popen([sys.executable, "-c",
+                                 "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+                                 "print('ready', flush=True); time.sleep(60)"],
+                                stdout=subprocess.PIPE, text=True)
+    assert stubborn.stdout.readline().strip() == "ready"
+    c = tracking.client(tmp_path)
+    run_id = c.create_run(exp, tags={**tracking.process_tags(), tracking.PID_TAG: str(stubborn.pid),
+                                     "dvc.stage": "stub-train"}).info.run_id
+    pipeline._started(stubborn.pid, "stub-train")
+    try:
+        assert pipeline.stop_stages(tmp_path, grace=1.0) == [stubborn.pid]
+    finally:
+        pipeline._ended(stubborn.pid)
+        pipeline._reset_stop()
+    stubborn.wait(timeout=10)        # stop_stages reaped it (so its status reads 0 here)
+    import psutil
+
+    assert not psutil.pid_exists(stubborn.pid)
+    r = c.get_run(run_id)
+    assert r.info.status == "FAILED"
+    assert "ended without closing" in r.data.tags[tracking.ERROR_TAG]
