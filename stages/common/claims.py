@@ -31,6 +31,10 @@ class Claim(BaseModel):
     level: Literal["must", "should"]
     fidelity: Literal["faithful", "proxy", "stand-in"]
     why: str = ""
+    note: str = Field("", description="what the figure means or what was tried, in words: "
+                                      "figures belong in `context`, measured, not here")
+    context: list[str] = Field(default_factory=list,
+                               description="dotted metric keys shown beside the measured figure")
 
     @model_validator(mode="after")
     def _check(self) -> "Claim":
@@ -73,6 +77,15 @@ def lookup(metrics: dict[str, Any], dotted: str) -> Any:
     return cur
 
 
+def _plain(x: Any) -> Any:
+    """A context value for the ledger: numbers and short lists as they are, else its type."""
+    if x is None or isinstance(x, (bool, int, float, str)):
+        return x
+    if isinstance(x, list) and len(x) <= 12 and all(isinstance(v, (int, float)) for v in x):
+        return x
+    return f"<{type(x).__name__}>"
+
+
 def compare(value: float, op: str, threshold: float | list[float]) -> bool:
     if op == "between":
         lo, hi = threshold  # type: ignore[misc]
@@ -94,7 +107,8 @@ def evaluate(cf: ClaimsFile, metrics: dict[str, Any] | None) -> list[dict[str, A
             "study": cf.study, "id": c.id, "statement": c.statement, "level": c.level,
             "metric": c.metric, "op": c.op, "threshold": c.threshold, "measured": measured,
             "holds": holds, "paper": c.paper, "where": c.where, "fidelity": c.fidelity,
-            "why": c.why, "source": cf.paper,
+            "why": c.why, "source": cf.paper, "note": c.note,
+            "context": {k: _plain(lookup(metrics or {}, k)) for k in c.context},
         })
     return rows
 

@@ -82,6 +82,26 @@ def test_evaluate_missing_or_non_numeric_metric_is_null(metrics):
     assert row["measured"] is None and row["holds"] is None
 
 
+def test_context_figures_come_from_the_metrics_and_the_note_is_kept():
+    """A claim's context keys are looked up in the same metrics (missing: None; a large
+    structure is named, not copied); its note travels to the ledger row."""
+    cf = _file(_claim(note="fails at large k only", context=["a.c", "a.missing", "big"]))
+    (row,) = evaluate(cf, {"a": {"b": 0.5, "c": 40}, "big": {"x": [1] * 100}})
+    assert row["note"] == "fails at large k only"
+    assert row["context"] == {"a.c": 40, "a.missing": None, "big": "<dict>"}
+    (plain,) = evaluate(_file(_claim()), {"a": {"b": 2.0}})
+    assert plain["note"] == "" and plain["context"] == {}
+
+
+def test_ledger_lists_notes_with_their_measured_context():
+    from stages.ledger.build import notes_lines, to_markdown
+
+    rows = evaluate(_file(_claim(note="a note", context=["a.c"]), _claim(id="c2")), {"a": {"b": 0.5, "c": 0.25}})
+    assert notes_lines(rows) == ["- **s/c1** (fails): a note Measured beside it: a.c = 0.25."]
+    md = to_markdown(rows, "default")
+    assert "## Notes" in md and md.rstrip().endswith("a.c = 0.25.")
+
+
 def test_failed_musts_counts_false_and_null_musts_only():
     """failed_musts = must rows that are False or not run; should rows never count."""
     rows = [{"id": "a", "level": "must", "holds": True},
