@@ -1,14 +1,17 @@
-"""attr_analogy diagnostic: does a bigger sampled corpus rescue log M >= M at large k?
+"""attr_analogy diagnostics behind the ledger notes of the claims that fail (not speed benchmarks).
 
-    python benchmarks/attr_analogy_corpus_size.py [--pairs 2e6 2e7 1e8] [--spread broad]
+    python benchmarks/attr_analogy_probes.py [--pairs 2e6 2e7 1e8] [--spread broad]
 
-Not a speed benchmark: a probe behind the ledger note of claims ``logm_not_below_m`` and
-``logm_beats_m``. It reads the ground truth (p_k, s_k) of one attribute corpus that the
-corpora stage wrote (``data/corpora/attributes/<spread>``), samples counts of several sizes
-from the exact joint with the study's own sampler (Poissonised, seed fixed), and prints, per
-size: the share of zero cells, Eq. 13 accuracy of M and log M embeddings at a few k, and the
-minimum of log M - M over k >= K+1 with the k where it occurs. Same analogies, pseudocount and
-power as the default profile.
+1. Corpus size (claims ``logm_not_below_m``, ``logm_beats_m``): reads the ground truth
+   (p_k, s_k) of one attribute corpus the corpora stage wrote (``data/corpora/attributes/
+   <spread>``), samples counts of several sizes from the exact joint with the study's own
+   sampler (Poissonised, seed fixed) and prints, per size, the share of zero cells, Eq. 13
+   accuracy of M and log M embeddings at a few k, and the minimum of log M - M over k >= K+1.
+2. Removed cells as unseen (claim ``removal_persists``): the pair-removal ablation on the
+   ``small`` corpus with the pipeline's pseudocount and with none (PMI_0: removed and unseen
+   cells get log M = 0): log M accuracy before / after at k = K+1 and the minimum after/before
+   ratio over k in [2K, 3K].
+Same analogies and power as the default profile.
 """
 from __future__ import annotations
 
@@ -36,6 +39,7 @@ def main() -> None:
     ap.add_argument("--per-relation", type=int, default=200)
     ap.add_argument("--pseudocount", type=float, default=0.5)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--removal-corpus", default="small")
     a = ap.parse_args()
 
     corpus = read_counts(REPO / corpus_path("attributes", a.spread))
@@ -58,6 +62,22 @@ def main() -> None:
         cells = "  ".join(f"{m[ks.index(k)]:.2f}/{lm[ks.index(k)]:.2f}".ljust(12) for k in show)
         print(f"{int(pairs):>12,d} {out['corpus']['zero_cells']:>10.3f}  {cells}   "
               f"{d.min():+.3f} at k={ks[int(d.argmin())]}")
+
+    from stages.attr_analogy.train import removal_ablation
+
+    small = read_counts(REPO / corpus_path("attributes", a.removal_corpus))
+    print(f"\npair removal on {a.removal_corpus!r}, log M, Eq. 13 (relations pooled)")
+    for pc in (a.pseudocount, 0.0):
+        res = removal_ablation(small, K, q, SimpleNamespace(pseudocount=pc, power=0.5,
+                                                            removal_relations=list(range(K))))
+        rk = np.array(res["ks"])
+        before = np.mean([r["before"]["logM"]["eq13"] for r in res["relations"]], axis=0)
+        after = np.mean([r["after"]["logM"]["eq13"] for r in res["relations"]], axis=0)
+        sel = (rk >= 2 * K) & (rk <= 3 * K)
+        k1 = int(np.flatnonzero(rk == K + 1)[0])
+        print(f"  pseudocount {pc:<4}: k=K+1 before {before[k1]:.3f} after {after[k1]:.3f}; "
+              f"k in [2K, 3K] mean before {before[sel].mean():.3f}, min after/before "
+              f"{(after[sel] / before[sel]).min():.3f}")
 
 
 if __name__ == "__main__":
