@@ -60,9 +60,12 @@ def test_corpus_round_trip(tmp_path):
     assert np.array_equal(np.asarray(back.counts.sum(1)).ravel(), back.word_counts)  # window 1, pairs
     assert back.word_truth["attributes"] == attr.signs(3).tolist()
     assert np.allclose(back.truth["marginal"], [0.3, 0.4, 0.5])
-    lines = back.tokens_path.read_text().splitlines()
+    lines = list(back.lines())
     assert len(lines) == 5000 and all(len(line.split()) == 2 for line in lines)
     assert sum(1 for _ in back.sentences()) == 5000
+    # the gzip'd token file holds no name or time: the same corpus gives the same bytes (DVC hash)
+    write_corpus(tmp_path / "t2", c)
+    assert (tmp_path / "t2" / "tokens.txt.gz").read_bytes() == back.tokens_path.read_bytes()
     # same seed, same corpus; another seed, another
     again = attr.generate(attr.AttributeCorpusParams(name="t", attributes=3, marginal=[0.3, 0.5],
                                                      strength=[0.1, 0.5], pairs=5000), seed=1)
@@ -84,7 +87,7 @@ def test_topic_corpus_shape_and_truth(tmp_path):
 
 
 def test_load_corpus_names_what_is_missing(tmp_path):
-    with pytest.raises(FileNotFoundError, match="missing tokens.txt, vocab, counts, truth.json"):
+    with pytest.raises(FileNotFoundError, match="missing tokens.txt.gz, vocab, counts, truth.json"):
         load_corpus(tmp_path)
 
 

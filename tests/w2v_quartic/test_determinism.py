@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import torch
 
-from stages.common.corpora import corpus_path, topics, write_corpus
+from stages.common.corpora import corpus_path, load_corpus, topics, write_corpus
 from stages.w2v_quartic.params import GensimParams, RunParams
 from stages.w2v_quartic.train import run_corpus
 
@@ -55,7 +55,7 @@ from stages.w2v_quartic.baseline import gensim_embeddings
 from stages.w2v_quartic.params import GensimParams
 p = GensimParams(epochs=2, negative=5, ns_exponent=0.75, sample=0.001, alpha=0.025)
 vocab = [l.split()[0] for l in open(sys.argv[1] + '/vocab.txt')]
-E, _ = gensim_embeddings(sys.argv[1] + '/tokens.txt', vocab, 4, 3, int(sys.argv[2]), p)
+E, _ = gensim_embeddings(sys.argv[1] + '/tokens.txt.gz', vocab, 4, 3, int(sys.argv[2]), p)
 np.save(sys.argv[3], E)
 """
 
@@ -64,9 +64,10 @@ np.save(sys.argv[3], E)
 def test_gensim_deterministic_across_processes(tiny_root, tmp_path):
     """workers=1 and a seed: identical vectors in two processes with different PYTHONHASHSEED."""
     folder = tiny_root / corpus_path("topics", "tiny")
-    words = sorted({w for line in (folder / "tokens.txt").read_text().split("\n") for w in line.split()})
+    corpus = load_corpus(folder)
+    words = sorted({w for line in corpus.lines() for w in line.split()})
     (tmp_path / "vocab.txt").write_text("\n".join(words) + "\n")
-    (tmp_path / "tokens.txt").write_text((folder / "tokens.txt").read_text())
+    (tmp_path / "tokens.txt.gz").write_bytes(corpus.tokens_path.read_bytes())
     outs = []
     for i, hashseed in enumerate(("1", "2", "3")):
         out = tmp_path / f"E{i}.npy"
