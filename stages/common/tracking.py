@@ -21,9 +21,9 @@ starts or when the flow sees the stage die (every run records its host and pid).
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-import contextlib
 import random
 import signal
 import socket
@@ -65,16 +65,20 @@ def artifact_root(root: Path | None = None) -> str | None:
 @contextlib.contextmanager
 def sigterm_deferred():
     """Hold a SIGTERM back until the block ends, then deliver it to the handler it would have
-    met. Around creating a run: a SIGTERM that landed after the run's row was written but
-    before its id was known would leave a RUNNING run nobody could close.
+    met. Used around every call into the store (:func:`retry`) and around creating a run: a
+    SIGTERM that landed after the run's row was written but before its id was known would
+    leave a RUNNING run nobody could close.
 
     Done by swapping Python handlers, not by a signal mask: a masked process-wide signal is
     delivered to any other thread that does not mask it (MLflow's, torch's), and Python then
-    runs the handler in the main thread at once."""
+    runs the handler in the main thread at once. Where the current handler was not set from
+    Python (``getsignal`` gives None) it cannot be put back, so nothing is deferred."""
     got: list[int] = []
     try:
+        if signal.getsignal(signal.SIGTERM) is None:
+            raise ValueError("a handler set outside Python")
         previous = signal.signal(signal.SIGTERM, lambda signum, frame: got.append(signum))
-    except ValueError:                     # not the main thread: signals do not come here
+    except ValueError:                     # not the main thread (signals do not come here), or the above
         yield
         return
     try:

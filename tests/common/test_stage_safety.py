@@ -249,6 +249,17 @@ def test_sigterm_deferred_holds_the_signal_until_the_block_ends(sigterm_handler)
     assert got == [signal.SIGTERM]              # delivered as the block ends
 
 
+def test_sigterm_deferred_leaves_a_handler_set_outside_python_alone(monkeypatch, sigterm_handler):
+    """getsignal() is None for a handler a C library installed: it could not be restored, so
+    the block runs with it in place (nothing deferred) instead of failing on the way out."""
+    calls = []
+    monkeypatch.setattr(tracking.signal, "getsignal", lambda signum: None)
+    monkeypatch.setattr(tracking.signal, "signal", lambda *a: calls.append(a))
+    with tracking.sigterm_deferred():
+        pass
+    assert calls == []
+
+
 def test_sigterm_right_after_the_run_is_created_still_fails_the_run(store, tmp_path, monkeypatch,
                                                                     sigterm_handler):
     """The window between MLflow writing the run and StageRun knowing its id: a SIGTERM there
