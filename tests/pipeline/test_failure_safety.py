@@ -71,9 +71,12 @@ def attempts(root: Path, name: str) -> int:
 
 
 def mlflow_client(root: Path):
-    from mlflow.tracking import MlflowClient
+    """A client of the copy's store, made the way stages make theirs (under the file lock that
+    keeps two processes from creating the sqlite schema at once, retried while it is locked)."""
+    from stages.common import tracking
 
-    return MlflowClient(tracking_uri=f"sqlite:///{root / 'mlruns.db'}")
+    assert "MLFLOW_TRACKING_URI" not in os.environ     # so the store is the copy's mlruns.db
+    return tracking.client(root)
 
 
 def test_flow_retries_transient_failures_and_names_the_failing_stage(repo_copy):
@@ -141,15 +144,22 @@ def _freeze_once_running(root: Path, proc: psutil.Process, stage: str):
 
     The stage only runs in short slices between looks, so however slow this machine is, a
     signal sent next lands mid-stage, not after the stage finished its work (a fixed sleep
-    did, on a slow CI machine). The caller sends its signal, then SIGCONT."""
+    did, on a slow CI machine). Frozen in the middle of a write, the stage holds the sqlite
+    lock and the look fails with "database is locked": then it runs on and we look again.
+    The caller sends its signal, then SIGCONT."""
     c = mlflow_client(root)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         proc.send_signal(signal.SIGSTOP)
-        exp = c.get_experiment_by_name(stage.split("-")[0])
-        runs = [] if exp is None else c.search_runs(
-            [exp.experiment_id],
-            filter_string=f"tags.`dvc.stage` = '{stage}' and attributes.status = 'RUNNING'")
+        try:
+            exp = c.get_experiment_by_name(stage.split("-")[0])
+            runs = [] if exp is None else c.search_runs(
+                [exp.experiment_id],
+                filter_string=f"tags.`dvc.stage` = '{stage}' and attributes.status = 'RUNNING'")
+        except Exception as exc:  # noqa: BLE001 - only the frozen writer's lock is expected
+            if "database is locked" not in str(exc):
+                raise
+            runs = []
         if runs:
             return runs[0]
         proc.send_signal(signal.SIGCONT)
