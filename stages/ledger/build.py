@@ -67,20 +67,26 @@ def to_markdown(rows: list[dict], profile: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def context_text(r: dict) -> str:
-    return "; ".join(f"{k} = {fmt(v)}" for k, v in r.get("context", {}).items())
+def noted(rows: list[dict]) -> list[tuple[dict, str, str]]:
+    """(row, note, context text) for every claim with a note or context figures (measured,
+    from its metrics file): what both the Markdown and the HTML notes list."""
+    out = []
+    for r in rows:
+        note = r.get("note", "").strip()
+        ctx = "; ".join(f"{k} = {fmt(v)}" for k, v in r.get("context", {}).items())
+        if note or ctx:
+            out.append((r, note, ctx))
+    return out
 
 
 def notes_lines(rows: list[dict]) -> list[str]:
-    """One bullet per claim with a note or context figures (measured, from its metrics file)."""
+    """One Markdown bullet per noted claim."""
     out = []
-    for r in rows:
-        ctx = context_text(r)
-        if r.get("note") or ctx:
-            text = r.get("note", "").strip()
-            if ctx:
-                text += (" " if text else "") + f"Measured beside it: {ctx}."
-            out.append(f"- **{r['study']}/{r['id']}** ({verdict(r['holds'])}): {text}")
+    for r, note, ctx in noted(rows):
+        text = note
+        if ctx:
+            text += (" " if text else "") + f"Measured beside it: {ctx}."
+        out.append(f"- **{r['study']}/{r['id']}** ({verdict(r['holds'])}): {text}")
     return out
 
 
@@ -103,17 +109,15 @@ def to_html(rows: list[dict], profile: str, title: str, root: Path) -> str:
                  f"<code>{html.escape(check_text(r))}</code>", verdict(r["holds"]), html.escape(fid)]
         out.append(f"<tr class='{cls}'>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
     out.append("</table>")
-    notes = notes_lines(rows)
+    notes = noted(rows)
     if notes:
         out.append("<h2>Notes</h2><ul>")
-        for r in rows:
-            ctx = context_text(r)
-            if r.get("note") or ctx:
-                body = html.escape(r.get("note", "").strip())
-                if ctx:
-                    body += f" <i>Measured beside it:</i> <code>{html.escape(ctx)}</code>."
-                out.append(f"<li><b>{html.escape(r['study'])}/{html.escape(r['id'])}</b> "
-                           f"({verdict(r['holds'])}): {body}</li>")
+        for r, note, ctx in notes:
+            body = html.escape(note)
+            if ctx:
+                body += f" <i>Measured beside it:</i> <code>{html.escape(ctx)}</code>."
+            out.append(f"<li><b>{html.escape(r['study'])}/{html.escape(r['id'])}</b> "
+                       f"({verdict(r['holds'])}): {body}</li>")
         out.append("</ul>")
     for study in sorted({r["study"] for r in rows}):
         out.append(f"<h2>{html.escape(study)}</h2>")
