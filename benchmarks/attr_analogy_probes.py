@@ -63,6 +63,7 @@ def main() -> None:
         print(f"{int(pairs):>12,d} {out['corpus']['zero_cells']:>10.3f}  {cells}   "
               f"{d.min():+.3f} at k={ks[int(d.argmin())]}")
 
+    from stages.attr_analogy.evaluate import removal_metrics
     from stages.attr_analogy.train import removal_ablation
 
     small = read_counts(REPO / corpus_path("attributes", a.removal_corpus))
@@ -70,14 +71,10 @@ def main() -> None:
     for pc in (a.pseudocount, 0.0):
         res = removal_ablation(small, K, q, SimpleNamespace(pseudocount=pc, power=0.5,
                                                             removal_relations=list(range(K))))
-        rk = np.array(res["ks"])
-        before = np.mean([r["before"]["logM"]["eq13"] for r in res["relations"]], axis=0)
-        after = np.mean([r["after"]["logM"]["eq13"] for r in res["relations"]], axis=0)
-        sel = (rk >= 2 * K) & (rk <= 3 * K)
-        k1 = int(np.flatnonzero(rk == K + 1)[0])
-        print(f"  pseudocount {pc:<4}: k=K+1 before {before[k1]:.3f} after {after[k1]:.3f}; "
-              f"k in [2K, 3K] mean before {before[sel].mean():.3f}, min after/before "
-              f"{(after[sel] / before[sel]).min():.3f}")
+        lm = removal_metrics(res, K, "eq13")["logM"]        # the pipeline's own pooling and window
+        print(f"  pseudocount {pc:<4}: k=K+1 before {lm['before_K1']:.3f} after {lm['after_K1']:.3f}; "
+              f"k in [2K, 3K] mean before {lm['before_mean_2K_3K']:.3f}, min after/before "
+              f"{lm['ratio_min']:.3f}")
 
 
 if __name__ == "__main__":

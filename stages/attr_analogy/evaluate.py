@@ -76,9 +76,13 @@ def claim_metrics(res: dict, scoring: str) -> dict:
         [k for k in ks[i1:] if k < bad[0]], default=None)
     del i3
 
-    # (iv): removal, pooled over relations, k in [2K, 3K] where accuracy before is below 0.99
-    rm = res["removal"]
-    out["removal"] = {"pairs": rm["pairs"], "relations": [r["relation"] for r in rm["relations"]]}
+    out["removal"] = removal_metrics(res["removal"], K, scoring)
+    return out
+
+
+def removal_metrics(rm: dict, K: int, scoring: str) -> dict:
+    """(iv): removal, pooled over relations, k in [2K, 3K] where accuracy before is below 0.99."""
+    out = {"pairs": rm["pairs"], "relations": [r["relation"] for r in rm["relations"]]}
     for mat in MATS:
         w = [r["n_analogies"] for r in rm["relations"]]
         pooled = {}
@@ -88,7 +92,7 @@ def claim_metrics(res: dict, scoring: str) -> dict:
         window = [j for j, k in enumerate(rm["ks"]) if 2 * K <= k <= 3 * K]
         below = [j for j in window if pooled["before"][j] < 0.99]
         ratios = [pooled["after"][j] / pooled["before"][j] for j in below if pooled["before"][j] > 0]
-        out["removal"][mat] = {
+        out[mat] = {
             "before": pooled["before"], "after": pooled["after"],
             "before_max_2K_3K": max(pooled["before"][j] for j in window),
             "before_mean_2K_3K": sum(pooled["before"][j] for j in window) / len(window),
@@ -98,7 +102,7 @@ def claim_metrics(res: dict, scoring: str) -> dict:
             "before_K1": pooled["before"][rm["ks"].index(K + 1)],
             "after_K1": pooled["after"][rm["ks"].index(K + 1)],
         }
-    out["removal"]["ratio_min"] = out["removal"]["logM"]["ratio_min"]
+    out["ratio_min"] = out["logM"]["ratio_min"]
     return out
 
 
