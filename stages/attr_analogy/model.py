@@ -325,6 +325,28 @@ def remove_relation_pairs(counts, K: int, relation: int):
     return C
 
 
+def relation_mask(K: int, relation: int) -> np.ndarray:
+    """Boolean (V, V) mask of the cells remove_relation_pairs zeroes: (i, i with attribute
+    ``relation`` flipped), both directions."""
+    V = 2 ** K
+    mask = np.zeros((V, V), bool)
+    i = np.arange(V)
+    mask[i, i ^ (1 << relation)] = True
+    return mask
+
+
+def hard_impute(A: np.ndarray, mask: np.ndarray, rank: int, iters: int = 30) -> np.ndarray:
+    """Symmetric A with the cells in ``mask`` treated as missing: start them at 0, then
+    ``iters`` times replace them by the best rank-``rank`` (largest |eigenvalue|) approximation's
+    values, keeping the observed cells (hard-impute matrix completion, Mazumder et al. 2010)."""
+    X = np.array(A, dtype=float, copy=True)
+    X[mask] = 0.0
+    for _ in range(iters):
+        spec = top_spectrum(X, rank)
+        X[mask] = ((spec.vectors * spec.values) @ spec.vectors.T)[mask]
+    return X
+
+
 def lognormal_noise(P: np.ndarray, sigma: float, rng: np.random.Generator) -> np.ndarray:
     """P(i, j) exp(sigma Z_ij - sigma^2 / 2) with Z symmetric standard normal, renormalised."""
     if sigma == 0:

@@ -89,8 +89,13 @@ def model_curves(name, corpus, K, q, ks, p) -> dict:
     return out
 
 
-def removal_ablation(corpus, K, q, p) -> dict:
-    """Before/after accuracy per relation r: every co-occurrence of the pairs (i, i^r) removed."""
+def removal_ablation(corpus, K, q, p, fill=None) -> dict:
+    """Before/after accuracy per relation r: every co-occurrence of the pairs (i, i^r) removed.
+
+    ``fill`` (None in the pipeline): a function (log M, mask of the removed cells) -> log M that
+    replaces the removed cells' values after removal, for probes that treat them as missing data
+    (benchmarks/attr_analogy_probes.py); None keeps them as counted zeros (smoothed by the
+    pseudocount)."""
     import numpy as np
     from tqdm import tqdm
 
@@ -99,16 +104,17 @@ def removal_ablation(corpus, K, q, p) -> dict:
     ks = list(range(1, 3 * K + 1))
     dense = corpus.counts.toarray()
 
-    def spectra(C):
+    def spectra(C, mask=None):
         M = model.m_from_counts(C, p.pseudocount)
-        return {"M": model.top_spectrum(M, 3 * K), "logM": model.top_spectrum(model.log_of(M), 3 * K)}
+        L = model.log_of(M) if mask is None else fill(model.log_of(M), mask)
+        return {"M": model.top_spectrum(M, 3 * K), "logM": model.top_spectrum(L, 3 * K)}
 
     before = spectra(dense)
     rows = []
     for r in tqdm(p.removal_relations, desc="pair removal"):
         qr = q.subset(q.relation == r)
         C = model.remove_relation_pairs(dense, K, r)
-        after = spectra(C)
+        after = spectra(C, None if fill is None else model.relation_mask(K, r))
         rows.append({
             "relation": r, "n_analogies": len(qr),
             "removed_cooccurrences": float(dense.sum() - C.sum()),

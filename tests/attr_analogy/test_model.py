@@ -159,6 +159,28 @@ def test_remove_relation_pairs_zeroes_exactly_the_flip_cells():
     assert C.min() > 0                                        # the input is untouched
 
 
+def test_relation_mask_is_what_removal_zeroes():
+    K = 4
+    C = np.ones((2 ** K, 2 ** K))
+    for r in range(K):
+        mask = m.relation_mask(K, r)
+        assert mask.sum() == 2 ** K and (mask == mask.T).all()
+        assert ((m.remove_relation_pairs(C, K, r) == 0) == mask).all()
+
+
+def test_hard_impute_recovers_missing_cells_of_a_low_rank_matrix():
+    # the exact log M of the attribute model has rank K+1: its cells on one relation's flip
+    # pairs, hidden, are predicted by the rest of the matrix
+    K = 5
+    p, s = np.linspace(0.3, 0.5, K), np.linspace(0.4, 0.6, K)
+    L = np.log(m.dense_m(p, s))
+    mask = m.relation_mask(K, 2)
+    filled = m.hard_impute(L, mask, K + 1, iters=200)
+    assert np.abs(filled - L).max() < 1e-6
+    assert (filled[~mask] == L[~mask]).all()              # observed cells untouched
+    assert np.abs(m.hard_impute(L, mask, K + 1, iters=0)[mask]).max() == 0   # start: zeros
+
+
 def test_log_of_and_pseudocount():
     """Unseen cells: log M-hat = 0 without a pseudocount; with one, no cell is unseen."""
     C = np.array([[4.0, 0.0], [0.0, 4.0]])
