@@ -45,8 +45,9 @@ class GensimParams(Strict):
 
 class TrainParams(Strict):
     dynamics: RunParams = Field(description="the corpus for the learning dynamics (plateaus, overlap, times)")
-    downstream: RunParams = Field(description="the corpus for the downstream score (overlapping topics)")
-    downstream_rich: RunParams = Field(description="the same design with more documents (reported)")
+    downstream: RunParams = Field(description="a downstream score on sparse counts (overlapping topics, reported)")
+    downstream_rich: RunParams = Field(description="the checked downstream score: more documents, overlap "
+                                                   "raised until gensim is below its ceiling")
     realtext: RunParams = Field(description="real text (lee_background), reported as a proxy")
     gensim: GensimParams
 
