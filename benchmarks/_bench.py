@@ -70,3 +70,13 @@ def scratch(prefix: str, keep: bool = False) -> Iterator[Path]:
             print(f"kept {path}")
         else:
             shutil.rmtree(path, ignore_errors=True)
+
+
+def best_of(fn, repeats: int) -> tuple[float, object]:
+    """The fastest of ``repeats`` calls of ``fn`` (seconds) and the last call's result."""
+    times, out = [], None
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t0)
+    return min(times), out

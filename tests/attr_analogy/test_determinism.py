@@ -2,15 +2,11 @@
 evaluate) run twice in a fresh copy of the checkout gives identical metrics."""
 from __future__ import annotations
 
-import json
-import subprocess
-
 import numpy as np
 import pytest
 
 from stages.attr_analogy import model as m
-
-from .conftest import REPO
+from tests.common.conftest import smoke_chain_twice
 
 CHAIN = (["stages.common.corpora", "attributes"], ["stages.common.corpora", "realtext"],
          ["stages.attr_analogy.train"], ["stages.attr_analogy.evaluate"])
@@ -39,23 +35,10 @@ def test_sampled_spectrum_accuracy_repeats():
     assert np.array_equal(v1, v2) and a1 == a2
 
 
-def _chain(root, env, python_exe) -> dict:
-    for args in CHAIN:
-        res = subprocess.run([python_exe, "-m", *args], cwd=root, env=env, capture_output=True,
-                             text=True, timeout=300)
-        assert res.returncode == 0, f"{args}: {res.stderr[-3000:]}"
-    return {name: json.loads((root / f"reports/attr_analogy/{name}.json").read_text())
-            for name in ("train", "metrics")}
-
-
 @pytest.mark.slow
 def test_smoke_chain_twice_gives_identical_metrics(tmp_path, stage_env, python_exe):
-    from stages.common.checkout import copy_checkout
-
-    root = copy_checkout(REPO, tmp_path / "repo", profile="smoke")
-    first = _chain(root, stage_env, python_exe)
-    second = _chain(root, stage_env, python_exe)
-    assert first == second
+    first = smoke_chain_twice(tmp_path, stage_env, python_exe, CHAIN, "attr_analogy", ("train", "metrics"))
+    root = first["root"]
     m1 = first["metrics"]
     assert m1["K"] == 6 and m1["exact"]["logM_acc_K1_min"] == 1.0       # smoke still shows (i)
     for png in ("accuracy_vs_k", "removal", "noise", "realtext"):

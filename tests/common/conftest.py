@@ -51,17 +51,49 @@ def offline_env(monkeypatch, tmp_path):
     return tmp_path
 
 
+def subprocess_env(**extra: str) -> dict:
+    """A subprocess env: os.environ without DVC_ROOT / MLflow store vars, offline, plus extras."""
+    drop = {"DVC_ROOT", "MLFLOW_TRACKING_URI", "CLAIMBENCH_ARTIFACT_ROOT", "CLAIMBENCH_PARENT_RUN_ID"}
+    env = {k: v for k, v in os.environ.items() if k not in drop}
+    env.update(OFFLINE_ENV)
+    env.update(extra)
+    return env
+
+
 @pytest.fixture
 def sub_env():
-    """Build a subprocess env: os.environ without DVC_ROOT / MLflow store vars, offline, plus extras."""
-    def make(**extra: str) -> dict:
-        drop = {"DVC_ROOT", "MLFLOW_TRACKING_URI", "CLAIMBENCH_ARTIFACT_ROOT",
-                "CLAIMBENCH_PARENT_RUN_ID"}
-        env = {k: v for k, v in os.environ.items() if k not in drop}
-        env.update(OFFLINE_ENV)
-        env.update(extra)
-        return env
-    return make
+    """Build a subprocess env (see subprocess_env)."""
+    return subprocess_env
+
+
+@pytest.fixture
+def stage_env():
+    """Environment for running a study's stage as a subprocess: offline, MLflow off, one thread."""
+    return subprocess_env(CLAIMBENCH_TRACKING="off", OMP_NUM_THREADS="1")
+
+
+def run_chain(root: Path, env: dict, python_exe: str, chain, study: str, reports) -> dict:
+    """Run each entry of ``chain`` (a module, or a tuple of module and arguments) as
+    ``python -m`` in ``root``; return the study's reports/<study>/<name>.json for ``reports``."""
+    import json
+
+    for entry in chain:
+        args = (entry,) if isinstance(entry, str) else tuple(entry)
+        res = subprocess.run([python_exe, "-m", *args], cwd=root, env=env, capture_output=True,
+                             text=True, timeout=300)
+        assert res.returncode == 0, f"{args}: {res.stderr[-3000:]}"
+    return {name: json.loads((root / f"reports/{study}/{name}.json").read_text()) for name in reports}
+
+
+def smoke_chain_twice(tmp_path: Path, env: dict, python_exe: str, chain, study: str, reports) -> dict:
+    """Run ``chain`` twice in a fresh smoke-profile copy of the checkout; assert the study's
+    reports are identical and return them (and the copy's root under ``"root"``)."""
+    from stages.common.checkout import copy_checkout
+
+    root = copy_checkout(REPO, tmp_path / "repo", profile="smoke")
+    first = run_chain(root, env, python_exe, chain, study, reports)
+    assert first == run_chain(root, env, python_exe, chain, study, reports)
+    return {**first, "root": root}
 
 
 @pytest.fixture

@@ -1,0 +1,79 @@
+"""fgbench params: every profile validates; a bad value stops the stage before any compute with
+exit status 2 and a message naming the key, the value and what is allowed."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import pytest
+import yaml
+
+from stages.common.params import PROFILES, ParamsError, load_study
+from stages.fgbench.params import FGBenchParams
+
+from .conftest import REPO
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_every_profile_validates(real_params, profile):
+    _, p = load_study("fgbench", FGBenchParams, real_params, profile=profile)
+    assert p.prepare.source in ("local", "hub")
+    assert p.train.text.buckets >= 256
+
+
+def _error(data) -> str:
+    with pytest.raises(ParamsError) as info:
+        load_study("fgbench", FGBenchParams, data)
+    return str(info.value)
+
+
+def test_similarity_out_of_range(params_copy):
+    params_copy["fgbench"]["default"]["prepare"]["similarity"] = 1.5
+    msg = _error(params_copy)
+    assert "fgbench.default.prepare.similarity = 1.5" in msg and "<= 1.0" in msg
+
+
+def test_unknown_source_lists_the_allowed(params_copy):
+    params_copy["fgbench"]["smoke"]["prepare"]["sources"] = ["solubility", "qm9"]
+    msg = _error(params_copy)
+    assert "fgbench.smoke.prepare.sources[1] = 'qm9'" in msg and "'freesolv'" in msg
+
+
+def test_duplicate_sources_refused(params_copy):
+    params_copy["fgbench"]["default"]["prepare"]["sources"] = ["freesolv", "freesolv"]
+    assert "sources must be distinct" in _error(params_copy)
+
+
+def test_string_epochs_not_coerced(params_copy):
+    params_copy["fgbench"]["paper"]["train"]["text"]["epochs"] = "8"
+    assert "fgbench.paper.train.text.epochs = '8'" in _error(params_copy)
+
+
+def test_unknown_key_lists_allowed_keys(params_copy):
+    params_copy["fgbench"]["default"]["evaluate"]["nboot"] = 10
+    msg = _error(params_copy)
+    assert "fgbench.default.evaluate.nboot: unknown key" in msg and "n_boot" in msg
+
+
+def test_stage_exits_2_on_bad_param_before_compute(tmp_path, stage_env, python_exe):
+    for f in ("params.yaml", "dvc.yaml"):
+        shutil.copy(REPO / f, tmp_path / f)
+    shutil.copytree(REPO / "stages", tmp_path / "stages", ignore=shutil.ignore_patterns("__pycache__"))
+    data = yaml.safe_load((tmp_path / "params.yaml").read_text())
+    data["fgbench"]["smoke"]["prepare"]["test_fraction"] = 1.2
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(data))
+    res = subprocess.run([python_exe, "-m", "stages.fgbench.prepare"], cwd=tmp_path, env=stage_env,
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 2, res.stderr
+    assert "fgbench.smoke.prepare.test_fraction = 1.2" in res.stderr and "< 1" in res.stderr
+    assert not (tmp_path / "data").exists() and not (tmp_path / "reports").exists()
+
+
+def test_train_without_data_exits_2_naming_the_stage(tmp_path, stage_env, python_exe):
+    for f in ("params.yaml", "dvc.yaml"):
+        shutil.copy(REPO / f, tmp_path / f)
+    shutil.copytree(REPO / "stages", tmp_path / "stages", ignore=shutil.ignore_patterns("__pycache__"))
+    res = subprocess.run([python_exe, "-m", "stages.fgbench.train"], cwd=tmp_path, env=stage_env,
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 2, res.stderr
+    assert "dvc repro fgbench-prepare" in res.stderr and "Traceback" not in res.stderr
