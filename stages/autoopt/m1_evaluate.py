@@ -1,0 +1,162 @@
+"""autoopt m1-evaluate: M1 against the retrieval baseline on the printed and the
+handwriting-like test splits (reported separately, never averaged), beam vs greedy, and the
+learning curve.
+
+* M1 greedy on every test image; beam search (``beam_width``) on the first ``beam_images``.
+* Retrieval baseline: the LaTeX of the nearest training image, by Euclidean distance between
+  images fitted into retrieval_height x retrieval_width (the same fitting M1's input uses).
+* Learning curve: each curve model (trained on a fraction of the training split for
+  ``curve_steps`` steps) decoded greedily on the first ``curve_images`` printed test images.
+
+Outputs: reports/autoopt/metrics.json (claims read it), bleu.png, learning_curve.png,
+learning_curve.csv, scores.csv, examples.json.
+"""
+from __future__ import annotations
+
+from stages.common.stage import stage
+
+from .m1_train import TRAIN_SPLIT, images_array
+from .params import AutoOptParams
+from .paths import CSV_CURVE, CSV_SCORES, DATASET, EXAMPLES, METRICS, MODEL_DIR, PLOT_BLEU, PLOT_CURVE
+EVAL_SPLITS = {"printed": "test", "handwritten": "test_handwritten"}
+
+
+def decode_greedy(model, vocab, images, device, batch: int = 64) -> list[str]:
+    import torch
+    from tqdm import tqdm
+
+    out: list[str] = []
+    for s in tqdm(range(0, len(images), batch), desc="greedy", mininterval=5, disable=len(images) <= batch):
+        x = torch.from_numpy(images[s:s + batch]).to(device=device, dtype=torch.float32).div_(255).unsqueeze(1)
+        out += [vocab.decode(ids) for ids in model.greedy(x, vocab.bos, vocab.eos, model.cfg.max_len)]
+    return out
+
+
+def decode_beam(model, vocab, images, device, width: int) -> list[str]:
+    import torch
+    from tqdm import tqdm
+
+    out = []
+    for img in tqdm(images, desc=f"beam {width}", mininterval=5, disable=len(images) < 50):
+        x = torch.from_numpy(img[None, None]).to(device=device, dtype=torch.float32).div_(255)
+        out.append(vocab.decode(model.beam(x, vocab.bos, vocab.eos, model.cfg.max_len, width)))
+    return out
+
+
+def main() -> None:
+    with stage("autoopt", "m1-evaluate", AutoOptParams) as ctx:
+        import datasets
+        import numpy as np
+        import torch
+
+        from stages.common.device import limit_threads
+        from stages.common.io import write_json
+        from stages.common.plots import new_figure, save_png, write_csv
+
+        from . import metrics as M
+        from .m1 import load_checkpoint
+
+        limit_threads()
+        ep, tp = ctx.params.evaluate, ctx.params.train
+        device = ctx.device()
+        dd = datasets.load_from_disk(str(ctx.path(DATASET)))
+        model, vocab = load_checkpoint(ctx.path(MODEL_DIR) / "main.pt", device)
+        train_latex = dd[TRAIN_SPLIT]["latex"]
+        rh, rw = ep.retrieval_height, ep.retrieval_width
+        x_train_small = images_array(dd[TRAIN_SPLIT], rh, rw, "retrieval index")
+
+        results: dict = {"m1": {}, "m1_beam": {}, "retrieval": {}, "margin_bleu": {}}
+        examples: dict = {}
+        score_rows = []
+        printed_images = None
+        for name, split in EVAL_SPLITS.items():
+            if split not in dd:
+                print(f"  note: no {split} split in the dataset (the published layout has none); "
+                      f"its figures are null")
+                continue
+            ds = dd[split]
+            refs = ds["latex"]
+            x = images_array(ds, tp.height, tp.width, f"{split} images")
+            if name == "printed":
+                printed_images = x
+            hyp = decode_greedy(model, vocab, x, device)
+            nn_idx = M.nearest(x_train_small, images_array(ds, rh, rw, f"{split} retrieval"))
+            ret = [train_latex[i] for i in nn_idx]
+            results["m1"][name] = M.score(hyp, refs)
+            results["retrieval"][name] = M.score(ret, refs)
+            k = min(ep.beam_images, len(refs))
+            if k:
+                beam = decode_beam(model, vocab, x[:k], device, ep.beam_width)
+                results["m1_beam"][name] = {**M.score(beam, refs[:k]),
+                                            "greedy_bleu_same_images": M.corpus_bleu(hyp[:k], refs[:k]),
+                                            "width": ep.beam_width}
+            results["margin_bleu"][name] = results["m1"][name]["bleu"] - results["retrieval"][name]["bleu"]
+            examples[name] = [{"reference": r, "m1": h, "retrieval": t}
+                              for r, h, t in list(zip(refs, hyp, ret))[:ep.examples]]
+            for method in ("m1", "retrieval"):
+                score_rows.append({"split": name, "method": method, **{
+                    key: results[method][name][key] for key in ("bleu", "exact_match", "token_error_rate", "cer")}})
+        margins = list(results["margin_bleu"].values())
+        results["margin_bleu"]["min"] = min(margins) if len(margins) == len(EVAL_SPLITS) else None
+        if "printed" in results["m1"] and "handwritten" in results["m1"]:
+            results["printed_minus_handwritten_bleu"] = (results["m1"]["printed"]["bleu"]
+                                                         - results["m1"]["handwritten"]["bleu"])
+
+        # learning curve: greedy BLEU of each curve model on the first curve_images printed images
+        curve = []
+        if printed_images is not None:
+            refs = dd["test"]["latex"][:ep.curve_images]
+            xs = printed_images[:ep.curve_images]
+            k = 0
+            while (ctx.path(MODEL_DIR) / f"curve_{k}.pt").exists():
+                blob = torch.load(ctx.path(MODEL_DIR) / f"curve_{k}.pt", map_location="cpu", weights_only=True)
+                m, v = load_checkpoint(ctx.path(MODEL_DIR) / f"curve_{k}.pt", device)
+                curve.append({"train_size": int(blob["extra"]["train_size"]),
+                              "fraction": float(blob["extra"]["fraction"]),
+                              "steps": int(blob["extra"]["steps"]),
+                              "bleu": M.corpus_bleu(decode_greedy(m, v, xs, device), refs)})
+                k += 1
+            results["curve"] = {"points": curve, "images": len(refs),
+                                "bleu_gain_smallest_to_largest": (curve[-1]["bleu"] - curve[0]["bleu"]) if curve else None}
+        results["m1_parameters"] = sum(p.numel() for p in model.parameters())
+        write_json(ctx.path(METRICS), results)
+        write_json(ctx.path(EXAMPLES), examples)
+        write_csv(ctx.path(CSV_SCORES), score_rows)
+
+        fig, ax = new_figure(figsize=(6.5, 3.8))
+        names = [n for n in EVAL_SPLITS if n in results["m1"]]
+        w = 0.38
+        for j, (method, label) in enumerate((("m1", "M1 (greedy)"), ("retrieval", "retrieval baseline"))):
+            vals = [results[method][n]["bleu"] for n in names]
+            bars = ax.bar(np.arange(len(names)) + (j - 0.5) * w, vals, w, label=label)
+            ax.bar_label(bars, fmt="%.1f", fontsize=8)
+        ax.set_xticks(np.arange(len(names)), [f"{n} test" for n in names])
+        ax.set_ylabel("corpus BLEU (sacrebleu)")
+        ax.set_ylim(0, 100)
+        ax.set_title("M1 vs nearest-training-image retrieval (generated data)", fontsize=10)
+        ax.legend(fontsize=8)
+        save_png(fig, ctx.path(PLOT_BLEU))
+
+        if curve:
+            write_csv(ctx.path(CSV_CURVE), [{"train_size": c["train_size"], "bleu": c["bleu"]} for c in curve])
+            fig, ax = new_figure(figsize=(5.5, 3.6))
+            ax.plot([c["train_size"] for c in curve], [c["bleu"] for c in curve], "o-")
+            for c in curve:
+                ax.annotate(f"{c['bleu']:.1f}", (c["train_size"], c["bleu"]), fontsize=8,
+                            textcoords="offset points", xytext=(0, 6), ha="center")
+            ax.set_xscale("log")
+            ax.set_xlabel("training formulations (log scale)")
+            ax.set_ylabel(f"BLEU, first {len(refs)} printed test images")
+            ax.set_title(f"learning curve: {curve[0]['steps']} steps per model", fontsize=10)
+            ax.grid(True, alpha=0.3)
+            save_png(fig, ctx.path(PLOT_CURVE))
+        for n in names:
+            print(f"  {n}: M1 BLEU {results['m1'][n]['bleu']:.1f} vs retrieval "
+                  f"{results['retrieval'][n]['bleu']:.1f} (exact {results['m1'][n]['exact_match']:.2f}, "
+                  f"TER {results['m1'][n]['token_error_rate']:.3f})")
+        if curve:
+            print("  learning curve: " + ", ".join(f"{c['train_size']}: {c['bleu']:.1f}" for c in curve))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,104 @@
+"""Typed parameters of the autoopt study (part 1: data and M1); see params.yaml."""
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, model_validator
+
+from stages.common.params import Strict
+
+from .grammar import TYPES
+from .render import FONTSETS
+
+Share = Annotated[float, Field(ge=0, le=1)]
+
+
+class Sizes(Strict):
+    train: int = Field(ge=8, le=200_000, description="training formulations")
+    validation: int = Field(ge=4, le=20_000, description="validation formulations")
+    test: int = Field(ge=4, le=20_000, description="printed test formulations")
+    test_handwritten: int = Field(ge=4, le=20_000, description="handwriting-like test formulations")
+
+
+class PrepareParams(Strict):
+    source: Literal["generated", "published"] = Field(
+        description="generated = build an AutoOpt-11k-format set here; published = read the "
+                    "downloaded Kaggle ankurzing/autoopt-11k folder at published_path")
+    published_path: str = Field(description="folder holding train|valid|test/Images + Latex.txt")
+    published_max_per_split: int = Field(ge=0, description="keep at most this many images a split (0 = all)")
+    sizes: Sizes
+    handwritten_train_share: Share = Field(description="share of training/validation images drawn handwriting-like")
+    type_weights: dict[str, Annotated[float, Field(ge=0)]] = Field(
+        description=f"problem-type weights over {', '.join(TYPES)}")
+    complexity_rate: float = Field(gt=0, lt=1, description="chance of each complexity")
+    n_choices: list[Annotated[int, Field(ge=4, le=100)]] = Field(
+        min_length=1, description="dimensions n of high-dimensional problems (indexed sums)")
+    max_explicit: int = Field(ge=2, le=6, description="variables written out one by one")
+    lp_share: Share = Field(description="share of single/stochastic problems that are LP/MILP (solved with HiGHS)")
+    inline_share: Share = Field(description="share written on one line instead of one item a line")
+    fontsets: list[Literal[FONTSETS]] = Field(min_length=1, description="mathtext font sets")  # type: ignore[valid-type]
+    font_sizes: list[Annotated[int, Field(ge=6, le=40)]] = Field(
+        min_length=2, max_length=2, description="[smallest, largest] font size in points")
+    dpi: int = Field(ge=40, le=300, description="rendering resolution")
+    workers: int = Field(ge=1, le=32, description="rendering processes")
+    contact_sheet: int = Field(ge=4, le=64, description="images on the contact sheet")
+
+    @model_validator(mode="after")
+    def _check(self) -> "PrepareParams":
+        unknown = sorted(set(self.type_weights) - set(TYPES))
+        if unknown:
+            raise ValueError(f"type_weights: unknown problem type(s) {unknown}; allowed: {', '.join(TYPES)}")
+        if sum(self.type_weights.values()) <= 0:
+            raise ValueError("type_weights: at least one weight must be > 0")
+        if self.font_sizes[0] > self.font_sizes[1]:
+            raise ValueError(f"font_sizes must be [smallest, largest], got {list(self.font_sizes)}")
+        return self
+
+
+class TrainParams(Strict):
+    height: int = Field(ge=32, le=1024, description="input image height (pixels)")
+    width: int = Field(ge=64, le=2048, description="input image width (pixels)")
+    channels: list[Annotated[int, Field(ge=4, le=512)]] = Field(min_length=2, max_length=6,
+                                                                description="CNN widths, one per stride-2 block")
+    d_model: int = Field(ge=16, le=1024)
+    heads: int = Field(ge=1, le=16)
+    layers: int = Field(ge=1, le=12, description="decoder layers")
+    ff: int = Field(ge=16, le=8192, description="decoder feed-forward width")
+    dropout: float = Field(ge=0, lt=1)
+    max_len: int = Field(ge=16, le=2048, description="longest token sequence (longer labels are truncated)")
+    batch_size: int = Field(ge=1, le=1024)
+    steps: int = Field(ge=1, le=1_000_000, description="optimizer steps of the main model")
+    lr: float = Field(gt=0, le=1, description="peak AdamW learning rate (linear warm-up, cosine decay)")
+    warmup: int = Field(ge=0, description="warm-up steps")
+    weight_decay: float = Field(ge=0, le=1)
+    label_smoothing: float = Field(ge=0, lt=1)
+    grad_clip: float = Field(gt=0)
+    curve_fractions: list[Annotated[float, Field(gt=0, le=1)]] = Field(
+        min_length=3, description="training-set fractions of the learning curve (>= 3 sizes)")
+    curve_steps: int = Field(ge=1, description="optimizer steps of each learning-curve model")
+
+    @model_validator(mode="after")
+    def _check(self) -> "TrainParams":
+        if self.d_model % self.heads:
+            raise ValueError(f"d_model ({self.d_model}) must be a multiple of heads ({self.heads})")
+        if sorted(set(self.curve_fractions)) != list(self.curve_fractions):
+            raise ValueError(f"curve_fractions must be strictly increasing, got {self.curve_fractions}")
+        return self
+
+
+class EvaluateParams(Strict):
+    beam_width: int = Field(ge=1, le=16, description="beam width of the beam-search figures")
+    beam_images: int = Field(ge=0, description="test images (a split) also decoded by beam search (0 = none)")
+    retrieval_height: int = Field(ge=4, le=256, description="downsampled height of the retrieval baseline's pixel vectors")
+    retrieval_width: int = Field(ge=4, le=1024, description="downsampled width of the retrieval baseline's pixel vectors")
+    curve_images: int = Field(ge=4, description="printed test images the learning-curve models are scored on")
+    examples: int = Field(ge=0, le=100, description="predictions written out per split for people to read")
+
+
+class AutoOptParams(Strict):
+    prepare: PrepareParams
+    train: TrainParams
+    evaluate: EvaluateParams
+
+
+PARAMS = AutoOptParams

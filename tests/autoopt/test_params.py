@@ -1,0 +1,76 @@
+"""autoopt params: every profile validates; a bad value names the key, the value and what is
+allowed; the stage stops with status 2 before any compute."""
+from __future__ import annotations
+
+import copy
+import subprocess
+
+import pytest
+import yaml
+
+from stages.common.params import PROFILES, ParamsError, load_study
+from stages.autoopt.params import AutoOptParams
+
+from .conftest import REPO
+
+
+@pytest.fixture(scope="module")
+def real() -> dict:
+    return yaml.safe_load((REPO / "params.yaml").read_text())
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_every_profile_validates(real, profile):
+    _, p = load_study("autoopt", AutoOptParams, real, profile=profile)
+    assert len(p.train.curve_fractions) >= 3 and p.prepare.source in ("generated", "published")
+    assert p.prepare.sizes.test >= 4 and p.prepare.sizes.test_handwritten >= 4
+
+
+def _error(data) -> str:
+    with pytest.raises(ParamsError) as info:
+        load_study("autoopt", AutoOptParams, data)
+    return str(info.value)
+
+
+def test_bad_values_name_key_value_and_rule(real):
+    bad = copy.deepcopy(real)
+    bad["autoopt"]["default"]["prepare"]["dpi"] = 10
+    msg = _error(bad)
+    assert "autoopt.default.prepare.dpi = 10" in msg and ">= 40" in msg
+
+    bad = copy.deepcopy(real)
+    bad["autoopt"]["paper"]["prepare"]["source"] = "kaggle"
+    msg = _error(bad)
+    assert "autoopt.paper.prepare.source = 'kaggle'" in msg and "'generated', 'published'" in msg
+
+    bad = copy.deepcopy(real)
+    bad["autoopt"]["smoke"]["prepare"]["type_weights"]["quadratic"] = 1.0
+    msg = _error(bad)
+    assert "type_weights" in msg and "quadratic" in msg and "single, multi, bilevel, stochastic" in msg
+
+    bad = copy.deepcopy(real)
+    bad["autoopt"]["default"]["train"]["curve_fractions"] = [0.5, 0.25, 1.0]
+    assert "strictly increasing" in _error(bad)
+
+    bad = copy.deepcopy(real)
+    bad["autoopt"]["default"]["train"]["heads"] = 3
+    assert "multiple of heads" in _error(bad)
+
+    bad = copy.deepcopy(real)
+    bad["autoopt"]["default"]["evaluate"]["beam_widht"] = 2
+    msg = _error(bad)
+    assert "beam_widht: unknown key" in msg and "beam_width" in msg
+
+
+def test_stage_exits_2_before_compute(tmp_path, stage_env, python_exe):
+    from stages.common.checkout import copy_checkout
+
+    root = copy_checkout(REPO, tmp_path / "repo", profile="smoke")
+    params = yaml.safe_load((root / "params.yaml").read_text())
+    params["autoopt"]["smoke"]["train"]["steps"] = 0
+    (root / "params.yaml").write_text(yaml.safe_dump(params))
+    res = subprocess.run([python_exe, "-m", "stages.autoopt.m1_train"], cwd=root, env=stage_env,
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 2
+    assert "autoopt.smoke.train.steps = 0" in res.stderr and ">= 1" in res.stderr
+    assert not (root / "data" / "autoopt" / "m1").exists()
