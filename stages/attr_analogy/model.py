@@ -320,8 +320,7 @@ def remove_relation_pairs(counts, K: int, relation: int):
     """A copy of the (dense or sparse) counts with every co-occurrence of the pairs
     (i, i with attribute ``relation`` flipped) set to zero, both directions."""
     C = counts.toarray() if hasattr(counts, "toarray") else np.array(counts, copy=True)
-    i = np.arange(2 ** K)
-    C[i, i ^ (1 << relation)] = 0
+    C[relation_mask(K, relation)] = 0
     return C
 
 

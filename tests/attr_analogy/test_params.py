@@ -9,7 +9,9 @@ import pytest
 import yaml
 
 from stages.attr_analogy.params import AttrParams
-from stages.common.params import PROFILES, ParamsError, load_study
+from stages.common.params import PROFILES, load_study
+
+from tests.common.conftest import params_error
 
 from .conftest import REPO
 
@@ -25,9 +27,7 @@ def test_every_profile_validates(real_params, profile):
 
 
 def _error(data) -> str:
-    with pytest.raises(ParamsError) as info:
-        load_study("attr_analogy", AttrParams, data)
-    return str(info.value)
+    return params_error("attr_analogy", AttrParams, data)
 
 
 def test_power_out_of_range_names_key_value_and_bound(params_copy):

@@ -3,17 +3,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
-from tests.common.conftest import python_exe, sub_env  # noqa: F401 - shared fixtures
+from tests.common.conftest import python_exe, stage_env  # noqa: F401 - shared fixtures
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURE = REPO / "data" / "fixtures" / "autoopt"
 TYPE_WEIGHTS = {"single": 0.4, "multi": 0.2, "bilevel": 0.2, "stochastic": 0.2}
 GEN = {"type_weights": TYPE_WEIGHTS, "complexity_rate": 0.35, "n_choices": [10, 20, 50, 100]}
-
-
-@pytest.fixture
-def stage_env(sub_env):  # noqa: F811
-    """A stage subprocess's environment: offline, MLflow off, one thread."""
-    return sub_env(CLAIMBENCH_TRACKING="off", OMP_NUM_THREADS="1")

@@ -8,55 +8,50 @@ import subprocess
 import pytest
 import yaml
 
-from stages.common.params import PROFILES, ParamsError, load_study
+from stages.common.params import PROFILES, load_study
 from stages.autoopt.params import AutoOptParams
+
+from tests.common.conftest import params_error, real_params  # noqa: F401 - shared fixture
 
 from .conftest import REPO
 
 
-@pytest.fixture(scope="module")
-def real() -> dict:
-    return yaml.safe_load((REPO / "params.yaml").read_text())
-
-
 @pytest.mark.parametrize("profile", PROFILES)
-def test_every_profile_validates(real, profile):
-    _, p = load_study("autoopt", AutoOptParams, real, profile=profile)
+def test_every_profile_validates(real_params, profile):
+    _, p = load_study("autoopt", AutoOptParams, real_params, profile=profile)
     assert len(p.train.curve_fractions) >= 3 and p.prepare.source in ("generated", "published")
     assert p.prepare.sizes.test >= 4 and p.prepare.sizes.test_handwritten >= 4
 
 
 def _error(data) -> str:
-    with pytest.raises(ParamsError) as info:
-        load_study("autoopt", AutoOptParams, data)
-    return str(info.value)
+    return params_error("autoopt", AutoOptParams, data)
 
 
-def test_bad_values_name_key_value_and_rule(real):
-    bad = copy.deepcopy(real)
+def test_bad_values_name_key_value_and_rule(real_params):
+    bad = copy.deepcopy(real_params)
     bad["autoopt"]["default"]["prepare"]["dpi"] = 10
     msg = _error(bad)
     assert "autoopt.default.prepare.dpi = 10" in msg and ">= 40" in msg
 
-    bad = copy.deepcopy(real)
+    bad = copy.deepcopy(real_params)
     bad["autoopt"]["paper"]["prepare"]["source"] = "kaggle"
     msg = _error(bad)
     assert "autoopt.paper.prepare.source = 'kaggle'" in msg and "'generated', 'published'" in msg
 
-    bad = copy.deepcopy(real)
+    bad = copy.deepcopy(real_params)
     bad["autoopt"]["smoke"]["prepare"]["type_weights"]["quadratic"] = 1.0
     msg = _error(bad)
     assert "type_weights" in msg and "quadratic" in msg and "single, multi, bilevel, stochastic" in msg
 
-    bad = copy.deepcopy(real)
+    bad = copy.deepcopy(real_params)
     bad["autoopt"]["default"]["train"]["curve_fractions"] = [0.5, 0.25, 1.0]
     assert "strictly increasing" in _error(bad)
 
-    bad = copy.deepcopy(real)
+    bad = copy.deepcopy(real_params)
     bad["autoopt"]["default"]["train"]["heads"] = 3
     assert "multiple of heads" in _error(bad)
 
-    bad = copy.deepcopy(real)
+    bad = copy.deepcopy(real_params)
     bad["autoopt"]["default"]["evaluate"]["beam_widht"] = 2
     msg = _error(bad)
     assert "beam_widht: unknown key" in msg and "beam_width" in msg

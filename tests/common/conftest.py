@@ -51,6 +51,15 @@ def offline_env(monkeypatch, tmp_path):
     return tmp_path
 
 
+def params_error(study: str, model, data: dict, profile: str | None = None) -> str:
+    """The message of the ParamsError that loading ``study`` from ``data`` raises (fails if none)."""
+    from stages.common.params import ParamsError, load_study
+
+    with pytest.raises(ParamsError) as info:
+        load_study(study, model, data, profile=profile)
+    return str(info.value)
+
+
 def subprocess_env(**extra: str) -> dict:
     """A subprocess env: os.environ without DVC_ROOT / MLflow store vars, offline, plus extras."""
     drop = {"DVC_ROOT", "MLFLOW_TRACKING_URI", "CLAIMBENCH_ARTIFACT_ROOT", "CLAIMBENCH_PARENT_RUN_ID"}

@@ -8,8 +8,10 @@ import subprocess
 import pytest
 import yaml
 
-from stages.common.params import PROFILES, ParamsError, load_study
+from stages.common.params import PROFILES, load_study
 from stages.fgbench.params import FGBenchParams
+
+from tests.common.conftest import params_error
 
 from .conftest import REPO
 
@@ -22,9 +24,7 @@ def test_every_profile_validates(real_params, profile):
 
 
 def _error(data) -> str:
-    with pytest.raises(ParamsError) as info:
-        load_study("fgbench", FGBenchParams, data)
-    return str(info.value)
+    return params_error("fgbench", FGBenchParams, data)
 
 
 def test_similarity_out_of_range(params_copy):

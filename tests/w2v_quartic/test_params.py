@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from stages.common.params import PROFILES, ParamsError, load_study
+from stages.common.params import PROFILES, load_study
 from stages.w2v_quartic.params import W2VParams
+from tests.common.conftest import params_error
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -32,9 +33,7 @@ def test_every_profile_validates(real, profile):
 
 
 def _error(data) -> str:
-    with pytest.raises(ParamsError) as info:
-        load_study("w2v_quartic", W2VParams, data)
-    return str(info.value)
+    return params_error("w2v_quartic", W2VParams, data)
 
 
 def test_negative_lr_scale_names_key_value_and_bound(real):
