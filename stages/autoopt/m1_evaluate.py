@@ -56,8 +56,8 @@ def main() -> None:
         from . import metrics as M
         from .m1 import load_checkpoint
 
-        limit_threads()
         ep, tp = ctx.params.evaluate, ctx.params.train
+        limit_threads(default=tp.threads)
         device = ctx.device()
         dd = datasets.load_from_disk(str(ctx.path(DATASET)))
         model, vocab = load_checkpoint(ctx.path(MODEL_DIR) / "main.pt", device)

@@ -25,7 +25,8 @@ def model_config(vocab_size: int, tp):
 
     return M1Config(vocab_size=vocab_size, height=tp.height, width=tp.width,
                     channels=tuple(tp.channels), d_model=tp.d_model, heads=tp.heads,
-                    layers=tp.layers, ff=tp.ff, dropout=tp.dropout, max_len=tp.max_len)
+                    layers=tp.layers, ff=tp.ff, dropout=tp.dropout, attn_dropout=tp.attn_dropout,
+                    max_len=tp.max_len)
 
 
 def images_array(ds, height: int, width: int, desc: str = "images"):
@@ -60,6 +61,27 @@ def lr_at(step: int, steps: int, warmup: int, peak: float) -> float:
     return peak * 0.5 * (1 + math.cos(math.pi * min(1.0, t)))
 
 
+def bucketed_batches(lengths, batch_size: int, pool: int, gen):
+    """One epoch of batches as index tensors: shuffle, cut into pools of ``pool`` batches, sort
+    each pool by label length and cut it into batches, then shuffle the batches. Batches pad to
+    their longest label, so grouping similar lengths cuts the padded tokens the decoder computes
+    (pool = 1: plain shuffled batches). Every index appears exactly once; a short last batch is
+    kept."""
+    import torch
+
+    if batch_size < 1 or pool < 1:
+        raise ValueError(f"bucketed_batches: batch_size and pool must be >= 1, got {batch_size}, {pool}")
+    lengths = torch.as_tensor(lengths)
+    order = torch.randperm(len(lengths), generator=gen)
+    batches = []
+    step = batch_size * pool
+    for s in range(0, len(order), step):
+        chunk = order[s:s + step]
+        chunk = chunk[torch.argsort(lengths[chunk], stable=True)]
+        batches += list(chunk.split(batch_size))
+    return [batches[k] for k in torch.randperm(len(batches), generator=gen).tolist()]
+
+
 def train_model(images, tokens, cfg, tp, steps: int, seed: int, device, desc: str):
     """Train a fresh M1 for ``steps`` AdamW steps on (images uint8 (N, H, W), tokens (N, T));
     returns (model, losses per step)."""
@@ -74,16 +96,14 @@ def train_model(images, tokens, cfg, tp, steps: int, seed: int, device, desc: st
     gen = torch.Generator().manual_seed(seed)
     imgs = torch.from_numpy(images)
     toks = torch.from_numpy(tokens)
-    n = len(imgs)
+    lengths = (toks != 0).sum(1)
     losses = []
     model.train()
-    order = torch.randperm(n, generator=gen)
-    pos = 0
+    batches: list = []
     for step in tqdm(range(steps), desc=desc, mininterval=5):
-        if pos + tp.batch_size > n:
-            order, pos = torch.randperm(n, generator=gen), 0
-        idx = order[pos:pos + tp.batch_size]
-        pos += tp.batch_size
+        if not batches:
+            batches = bucketed_batches(lengths, tp.batch_size, tp.bucket_pool, gen)
+        idx = batches.pop()
         x = imgs[idx].to(device=device, dtype=torch.float32).div_(255).unsqueeze(1)
         y = toks[idx]
         y = y[:, : int((y != 0).sum(1).max())].to(device)
@@ -172,9 +192,9 @@ def main() -> None:
 
         from .tokenizer import Vocab
 
-        threads = limit_threads()
-        torch.use_deterministic_algorithms(True, warn_only=True)
         tp = ctx.params.train
+        threads = limit_threads(default=tp.threads)
+        torch.use_deterministic_algorithms(True, warn_only=True)
         device = ctx.device()
         dd = datasets.load_from_disk(str(ctx.path(DATASET)))
         train = dd[TRAIN_SPLIT]
@@ -217,6 +237,7 @@ def main() -> None:
                    "curve": curve, "seconds": {"images": prep_s, "train": train_s, "curve": curve_s}}
         write_json(ctx.path(METRICS), metrics)
         ctx.run.log_curve("train.loss", losses)
+        ctx.run.log_model(out_dir / "mlflow_model", "m1", params={"train_size": len(train), "steps": tp.steps})
         print(f"  M1: {metrics['parameters']} parameters, {tp.steps} steps in {train_s:.0f}s; "
               f"validation token accuracy {val['token_accuracy']:.3f}; curve {curve_s:.0f}s")
 

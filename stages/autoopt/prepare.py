@@ -62,7 +62,7 @@ def published_rows(p) -> dict[str, list[dict]]:
                 arr = np.asarray(im.convert("L"))
             rows.append({"id": f"{split}-{idx:06d}", "image": {"bytes": data.png_bytes(arr), "path": None},
                          "latex": latex, "pyomo": "", "style": "unknown",
-                         "tags": {"type": "unknown", "sense": "", "complexities": [], "n": 0,
+                         "tags": {"type": "unknown", "sense": "", "complexities": ["unknown"], "n": 0,
                                   "integer": False, "layout": "", "family": "", "objectives": 0,
                                   "constraints": 0},
                          "optimum": None, "optimum_source": "none", "planted_point": "",
@@ -93,7 +93,7 @@ def contact_sheet(rows_by_split: dict[str, list[dict]], k: int, path) -> None:
         img = np.asarray(Image.open(io.BytesIO(r["image"]["bytes"])))
         ax.imshow(img, cmap="gray", vmin=0, vmax=255)
         t = r["tags"]
-        ax.set_title(f"{split} · {t['type']} · {', '.join(t['complexities']) or 'linear'} · n={t['n']}",
+        ax.set_title(f"{split} · {t['type']} · {', '.join(t['complexities'])} · n={t['n']}",
                      fontsize=7)
     fig.suptitle("autoopt samples: printed test split, then the handwriting-like test split", fontsize=9)
     save_png(fig, path, dpi=90)
@@ -128,7 +128,7 @@ def main() -> None:
             "samples": len(all_rows),
             "per_split": {s: len(r) for s, r in rows.items()},
             "by_type": _counts(r["tags"]["type"] for r in all_rows),
-            "by_complexity": _counts(c for r in all_rows for c in (r["tags"]["complexities"] or ["linear"])),
+            "by_complexity": _counts(c for r in all_rows for c in r["tags"]["complexities"]),
             "optimum_known": sum(r["optimum"] is not None for r in all_rows),
             "optimum_highs": sum(r["optimum_source"] == "highs" for r in all_rows),
             "optimum_planted": sum(r["optimum_source"] == "planted" for r in all_rows),

@@ -123,3 +123,24 @@ def stable_hash(obj: Any) -> str:
     """Short sha256 of a JSON-serialisable object (for params hashes)."""
     blob = json.dumps(obj, sort_keys=True, default=_json_default).encode("utf-8")
     return hashlib.sha256(blob).hexdigest()[:16]
+
+
+def write_npz(target: str | os.PathLike, arrays: dict[str, Any]) -> Path:
+    """Write ``arrays`` as a compressed ``.npz`` (readable by ``np.load``), atomically and
+    byte-for-byte reproducibly: ``np.savez`` stamps every member with the current time, so equal
+    arrays would give a different file (and a new DVC hash) on every run; here the members are
+    sorted and dated 1980-01-01."""
+    import io as _io
+    import zipfile
+
+    import numpy as np
+
+    with atomic_path(target, suffix=".npz") as tmp:
+        with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+            for name in sorted(arrays):
+                buf = _io.BytesIO()
+                np.lib.format.write_array(buf, np.asarray(arrays[name]), allow_pickle=False)
+                info = zipfile.ZipInfo(f"{name}.npy", date_time=(1980, 1, 1, 0, 0, 0))
+                info.compress_type = zipfile.ZIP_DEFLATED
+                zf.writestr(info, buf.getvalue())
+    return Path(target)

@@ -269,6 +269,26 @@ class StageRun:
                                        tags=[InputTag("mlflow.data.context", context)]))
         retry(lambda: self.client.log_inputs(self.run_id, datasets=inputs))
 
+    def log_model(self, model_dir: str | os.PathLike, name: str, params: dict[str, Any] | None = None) -> str:
+        """Log a saved MLflow model folder (one with an ``MLmodel`` file, e.g. from
+        ``mlflow.pyfunc.save_model``) as an MLflow *logged model* of this run: it shows in the
+        run's Models tab and loads with ``mlflow.pyfunc.load_model("models:/<model_id>")``.
+        Returns the model id."""
+        from mlflow.entities import LoggedModelOutput
+
+        model_dir = Path(model_dir)
+        if not (model_dir / "MLmodel").is_file():
+            raise FileNotFoundError(f"log_model: {model_dir} has no MLmodel file (save the model with "
+                                    f"mlflow.<flavor>.save_model first)")
+        exp_id = self.client.get_run(self.run_id).info.experiment_id
+        flat = {k: str(v) for k, v in flatten(params or {}).items()}
+        model = retry(lambda: self.client.create_logged_model(exp_id, name=name, source_run_id=self.run_id,
+                                                              params=flat or None))
+        retry(lambda: self.client.log_model_artifacts(model.model_id, str(model_dir)))
+        retry(lambda: self.client.finalize_logged_model(model.model_id, "READY"))
+        retry(lambda: self.client.log_outputs(self.run_id, [LoggedModelOutput(model.model_id, 0)]))
+        return model.model_id
+
     # -- what a finished stage logs ---------------------------------------------------
     def log_metrics_file(self, path: str | os.PathLike) -> None:
         path = self.root / path

@@ -78,15 +78,57 @@ def test_training_is_repeatable_and_learns():
     """Same seed -> bit-identical losses; a tiny copy task's loss falls."""
     class TP:
         batch_size, lr, weight_decay, warmup, label_smoothing, grad_clip = 8, 3e-3, 0.0, 2, 0.0, 1.0
+        bucket_pool = 2
 
     rng = np.random.default_rng(0)
     images = (rng.random((16, CFG.height, CFG.width)) * 255).astype(np.uint8)
     tokens = np.concatenate([np.ones((16, 1)), rng.integers(3, 20, (16, 6)), 2 * np.ones((16, 1))], 1).astype(np.int64)
     cfg = model_config(20, type("T", (), {"height": CFG.height, "width": CFG.width, "channels": [8, 16],
                                           "d_model": 32, "heads": 2, "layers": 1, "ff": 64,
-                                          "dropout": 0.1, "max_len": 40})())
+                                          "dropout": 0.1, "attn_dropout": 0.1, "max_len": 40})())
     _, a = train_model(images, tokens, cfg, TP, 25, 0, "cpu", "t")
     _, b = train_model(images, tokens, cfg, TP, 25, 0, "cpu", "t")
     _, c = train_model(images, tokens, cfg, TP, 25, 1, "cpu", "t")
     assert a == b and a != c
     assert np.mean(a[-5:]) < np.mean(a[:5])
+
+
+def test_bucketed_batches_cover_every_index_once_and_cut_padding():
+    """Each index appears once an epoch; inside a pool the batches run short to long; padding
+    (batch size x longest label, summed) is below that of plain shuffled batches."""
+    from stages.autoopt.m1_train import bucketed_batches
+
+    rng = np.random.default_rng(0)
+    lengths = torch.from_numpy(rng.integers(5, 200, 203))
+    plain = bucketed_batches(lengths, 8, 1, torch.Generator().manual_seed(0))
+    pooled = bucketed_batches(lengths, 8, 4, torch.Generator().manual_seed(0))
+    for batches in (plain, pooled):
+        idx = torch.cat(batches)
+        assert sorted(idx.tolist()) == list(range(203))
+        assert max(len(b) for b in batches) == 8
+    cost = lambda bs: sum(len(b) * int(lengths[b].max()) for b in bs)
+    assert cost(pooled) < 0.8 * cost(plain)
+    with pytest.raises(ValueError, match="batch_size and pool must be >= 1"):
+        bucketed_batches(lengths, 0, 4, torch.Generator())
+
+
+def test_sine_2d_is_the_transformer_encoding_of_row_and_column():
+    """Channel 2i of the row half is sin(r / 10000^(2i/h)), 2i+1 its cos; the column half the
+    same in c (h = d/2), checked by hand at a few cells."""
+    import math
+
+    from stages.autoopt.m1 import Encoder, sine_2d
+
+    s = sine_2d(5, 7, 8)
+    assert s.shape == (5, 7, 8)
+    for r, c in [(0, 0), (3, 6), (4, 1)]:
+        for i in range(2):
+            f = 10000 ** (-2 * i / 4)
+            assert s[r, c, 2 * i] == pytest.approx(math.sin(r * f), abs=1e-6)
+            assert s[r, c, 2 * i + 1] == pytest.approx(math.cos(r * f), abs=1e-6)
+            assert s[r, c, 4 + 2 * i] == pytest.approx(math.sin(c * f), abs=1e-6)
+            assert s[r, c, 4 + 2 * i + 1] == pytest.approx(math.cos(c * f), abs=1e-6)
+    # the encoder's grid is (H/16) x (W/16) with four blocks: 80 x 400 -> 5 x 25
+    cfg = M1Config(vocab_size=10, height=80, width=400)
+    assert Encoder.grid(cfg) == (5, 25)
+    assert Encoder(cfg)(torch.zeros(1, 1, 80, 400)).shape == (1, 125, cfg.d_model)

@@ -94,6 +94,23 @@ def run_chain(root: Path, env: dict, python_exe: str, chain, study: str, reports
     return {name: json.loads((root / f"reports/{study}/{name}.json").read_text()) for name in reports}
 
 
+def code_copy(tmp_path: Path) -> Path:
+    """params.yaml, dvc.yaml and stages/ copied into ``tmp_path`` (no data, no git): enough for a
+    stage that must stop on bad params or missing inputs before any compute."""
+    import shutil
+
+    for f in ("params.yaml", "dvc.yaml"):
+        shutil.copy(REPO / f, tmp_path / f)
+    shutil.copytree(REPO / "stages", tmp_path / "stages", ignore=shutil.ignore_patterns("__pycache__"))
+    return tmp_path
+
+
+def run_module(root: Path, module: str, env: dict, python_exe: str, timeout: int = 120):
+    """``python -m module`` in ``root``; the CompletedProcess (text output captured)."""
+    return subprocess.run([python_exe, "-m", module], cwd=root, env=env, capture_output=True,
+                          text=True, timeout=timeout)
+
+
 def smoke_chain_twice(tmp_path: Path, env: dict, python_exe: str, chain, study: str, reports) -> dict:
     """Run ``chain`` twice in a fresh smoke-profile copy of the checkout; assert the study's
     reports are identical and return them (and the copy's root under ``"root"``)."""

@@ -157,6 +157,25 @@ def test_manifest_for_large_file(store, repo, monkeypatch, tmp_path):
                              "md5": dvc_md5(f)}]
 
 
+def test_log_model_is_a_loadable_logged_model(store, repo, tmp_path):
+    """A saved pyfunc folder becomes a logged model of the run; loading it by id predicts."""
+    import mlflow.pyfunc
+
+    code = tmp_path / "double.py"
+    code.write_text("import mlflow.pyfunc\n\n\nclass Double(mlflow.pyfunc.PythonModel):\n"
+                    "    def predict(self, context, model_input, params=None):\n"
+                    "        return [2 * x for x in model_input]\n\n\nmlflow.models.set_model(Double())\n")
+    mlflow.pyfunc.save_model(str(tmp_path / "model"), python_model=str(code), pip_requirements=[])
+    run = tracking.StageRun("t_study", "model", "t_study-model", "smoke", {}, root=repo)
+    model_id = run.log_model(tmp_path / "model", "double", params={"k": {"n": 3}})
+    run.finish()
+    m = run.client.get_logged_model(model_id)
+    assert m.name == "double" and m.source_run_id == run.run_id and m.params == {"k.n": "3"}
+    assert list(mlflow.pyfunc.load_model(f"models:/{model_id}").predict([1, 2])) == [2, 4]
+    with pytest.raises(FileNotFoundError, match="has no MLmodel file"):
+        run.log_model(tmp_path, "nothing")
+
+
 def test_parent_run_tag(store, repo, monkeypatch):
     """With CLAIMBENCH_PARENT_RUN_ID set, the stage run is tagged as the flow run's child."""
     parent = tracking.open_flow_run("flow-1", tags={"k": "v"}, root=repo)

@@ -1,0 +1,274 @@
+"""efg_altpg evaluate: the claims' figures, the iterations-to-epsilon fit, and the plots.
+
+Reads data/efg_altpg/runs.json (train) and reports/efg_altpg/prepare.json; writes
+reports/efg_altpg/metrics.json (what claims.yaml reads), curves.png (last-iterate
+exploitability vs rounds per game, regularized / unregularized / CFR+), rate.png (the
+log-log fit of rounds-to-epsilon vs 1/epsilon) and their plot data (CSV).
+"""
+from __future__ import annotations
+
+import math
+
+from stages.common.stage import fail, stage
+
+from .params import EfgAltPGParams
+from .prepare import REPORT as PREPARE_REPORT
+from .train import RUNS, VARIANTS
+
+METRICS = "reports/efg_altpg/metrics.json"
+PLOT_CURVES = "reports/efg_altpg/curves.png"
+PLOT_RATE = "reports/efg_altpg/rate.png"
+CSV_KUHN = "reports/efg_altpg/curves_kuhn.csv"
+CSV_LEDUC = "reports/efg_altpg/curves_leduc.csv"
+CSV_RATE = "reports/efg_altpg/rate.csv"
+COLOURS = {"direct": "tab:blue", "softmax": "tab:orange", "npg": "tab:green"}
+
+
+def game_metrics(g: dict) -> dict:
+    """Per variant: the kept steps, the regularized last iterate (OpenSpiel, worst init), the
+    late means (averaged over inits) and unregularized / regularized; then worst over variants."""
+    import numpy as np
+
+    out: dict = {"tau": g["tau"], "iterations": g["iterations"]}
+    for v in VARIANTS:
+        reg, unreg = g[v]["reg"], g[v]["unreg"]
+        reg_late = float(np.mean([r["late_mean"] for r in reg["runs"]]))
+        unreg_late = float(np.mean([r["late_mean"] for r in unreg["runs"]]))
+        out[v] = {"reg_step": reg["step"], "unreg_step": unreg["step"],
+                  "reg_last": max(r["last_openspiel"] for r in reg["runs"]),
+                  "unreg_last": max(r["last_openspiel"] for r in unreg["runs"]),
+                  "reg_late_mean": reg_late, "unreg_late_mean": unreg_late,
+                  "ratio": unreg_late / reg_late if reg_late > 0 else math.inf}
+    out["reg_last_max"] = max(out[v]["reg_last"] for v in VARIANTS)
+    out["ratio_min"] = min(out[v]["ratio"] for v in VARIANTS)
+    out["max_last_abs_diff"] = max(max(g[v][k]["max_last_abs_diff"] for k in ("reg", "unreg")) for v in VARIANTS)
+    return out
+
+
+def slope(x, y) -> tuple[float, float]:
+    """OLS slope and R^2 of y on x."""
+    import numpy as np
+
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    xc, yc = x - x.mean(), y - y.mean()
+    b = float((xc * yc).sum() / (xc * xc).sum())
+    ss = float((yc * yc).sum())
+    r2 = 1.0 - float(((yc - b * xc) ** 2).sum()) / ss if ss > 0 else 1.0
+    return b, r2
+
+
+def rate_metrics(rate: dict, ci_level: float) -> dict:
+    """Log-log fit of rounds-to-epsilon vs 1/epsilon, per variant.
+
+    ``slope``: the fit through the geometric mean over seeds at each epsilon (``r2`` its
+    R^2); ``slope_ci``: the mean of the per-seed slopes with a t interval over seeds;
+    ``curvature_ratio``: the slope over the smaller-epsilon half of the grid divided by the
+    slope over the larger-epsilon half. A power law (polynomial) gives about 1; an exponential
+    law exp(c / epsilon) would give about the ratio of the halves' epsilons (>= 2 here)."""
+    import numpy as np
+    from scipy import stats
+
+    eps = np.array(rate["epsilons"], float)
+    lx = np.log(1.0 / eps)
+    out: dict = {"epsilons": rate["epsilons"], "tau_over_epsilon": rate["tau_over_epsilon"]}
+    for v, d in rate["variants"].items():
+        table = d["iterations"]
+        ok = [row for row in table if all(t is not None for t in row)]
+        misses = sum(t is None for row in table for t in row)
+        res = {"step": d["step"], "seeds": len(table), "seeds_complete": len(ok), "misses": misses}
+        if len(ok) >= 2:
+            ly = np.log(np.maximum(np.array(ok, float), 1.0))      # a hit at round 0 counts as 1
+            per_seed = np.array([slope(lx, row)[0] for row in ly])
+            mean_ly = ly.mean(axis=0)
+            b, r2 = slope(lx, mean_ly)
+            half = len(eps) // 2
+            b_large = slope(lx[:half + 1], mean_ly[:half + 1])[0]
+            b_small = slope(lx[half:], mean_ly[half:])[0]
+            t = float(stats.t.ppf(0.5 + ci_level / 2, len(per_seed) - 1))
+            se = float(per_seed.std(ddof=1) / math.sqrt(len(per_seed)))
+            res.update({"slope": b, "r2": r2, "slope_seed_mean": float(per_seed.mean()),
+                        "slope_ci_low": float(per_seed.mean() - t * se),
+                        "slope_ci_high": float(per_seed.mean() + t * se),
+                        "slope_per_seed": per_seed.tolist(),
+                        "slope_large_eps": b_large, "slope_small_eps": b_small,
+                        "curvature_ratio": b_small / b_large if b_large > 0 else math.inf,
+                        "geomean_iterations": np.exp(mean_ly).tolist()})
+        out[v] = res
+    fitted = [out[v] for v in rate["variants"] if "slope" in out[v]]
+    if fitted:
+        out["curvature_ratio_max"] = max(r["curvature_ratio"] for r in fitted)
+        out["slope_min"] = min(r["slope"] for r in fitted)
+        out["slope_max"] = max(r["slope"] for r in fitted)
+    out["misses"] = sum(out[v]["misses"] for v in rate["variants"])
+    return out
+
+
+def mean_curve(runs: list[dict]):
+    """Iterations and the mean exploitability over inits (all inits share the grid)."""
+    import numpy as np
+
+    return np.array(runs[0]["iters"]), np.mean([r["expl"] for r in runs], axis=0)
+
+
+def plot_game(ax, g: dict, cfr: dict | None, title: str) -> dict:
+    """Regularized (solid) and unregularized (dashed) last iterates per variant, CFR+ average
+    (black) and current (grey); returns the plotted series for the CSV."""
+    series: dict = {}
+    for v in VARIANTS:
+        for kind, style in (("reg", "-"), ("unreg", "--")):
+            it, ex = mean_curve(g[v][kind]["runs"])
+            keep = it >= 1
+            label = (f"{v} τ={g[v][kind]['tau']:g} (η={g[v][kind]['step']:g})" if kind == "reg"
+                     else f"{v} τ=0 (η={g[v][kind]['step']:g})")
+            ax.loglog(it[keep], ex[keep], style, color=COLOURS[v], lw=1.3, label=label)
+            series[f"{v}_{kind}"] = dict(zip(it.tolist(), ex.tolist()))
+    if cfr:
+        ax.loglog(cfr["iters"], cfr["average"], "-", color="black", lw=1.6, label="CFR+ average (OpenSpiel)")
+        ax.loglog(cfr["iters"], cfr["current"], ":", color="grey", lw=1.4, label="CFR+ current (OpenSpiel)")
+        series["cfr_plus_average"] = dict(zip(cfr["iters"], cfr["average"]))
+        series["cfr_plus_current"] = dict(zip(cfr["iters"], cfr["current"]))
+    ax.set_title(title, fontsize=10)
+    ax.set_xlabel("round (both players stepped once) / CFR+ iteration")
+    ax.set_ylabel("exploitability (NashConv / 2)")
+    ax.grid(True, which="both", alpha=0.3)
+    return series
+
+
+def series_rows(series: dict) -> list[dict]:
+    its = sorted({i for s in series.values() for i in s})
+    return [{"iteration": i, **{k: s.get(i, "") for k, s in series.items()}} for i in its]
+
+
+def main() -> None:
+    with stage("efg_altpg", "evaluate", EfgAltPGParams) as ctx:
+        import json
+
+        import numpy as np
+
+        from stages.common.io import write_json
+        from stages.common.plots import new_figure, save_png, write_csv
+
+        if not ctx.path(RUNS).exists():
+            fail(f"{RUNS} is missing; run `dvc repro efg_altpg-train`")
+        runs = json.loads(ctx.path(RUNS).read_text())
+        prep = json.loads(ctx.path(PREPARE_REPORT).read_text())
+        m: dict = {"prepare": {"max_abs_diff": prep["max_abs_diff"],
+                               **{f"uniform_exploitability_{k}": v["uniform_exploitability"]
+                                  for k, v in prep["games"].items() if not k.startswith("random_")},
+                               **{f"uniform_exploitability_openspiel_{k}": v["uniform_exploitability_openspiel"]
+                                  for k, v in prep["games"].items() if not k.startswith("random_")}}}
+        games = runs["games"]
+        for name in ("kuhn_poker", "leduc_poker"):
+            m[name] = game_metrics(games[name])
+        rnd = {k: game_metrics(g) for k, g in games.items() if k.startswith("random_")}
+        if rnd:
+            m["random"] = {"games": len(rnd), "per_game": rnd,
+                           "reg_last_max": max(r["reg_last_max"] for r in rnd.values()),
+                           "ratio_min": min(r["ratio_min"] for r in rnd.values()),
+                           "ratio_median": float(np.median([r["ratio_min"] for r in rnd.values()])),
+                           # share of (game, variant) pairs where tau = 0 is >= 2x worse late in the run
+                           "ratio_ge2_share": float(np.mean([r[v]["ratio"] >= 2 for r in rnd.values()
+                                                            for v in VARIANTS]))}
+        sp = runs["sampled"]
+        m["sampled"] = {"game": sp["game"], "tau": sp["tau"], "episodes": sp["episodes"],
+                        "iterations": sp["iterations"],
+                        **{v: {"step": sp[v]["step"], "last": sp[v]["last_openspiel"],
+                               "late_mean": sp[v]["late_mean"],
+                               "exact_control_last": sp[v]["exact_control"]["last_openspiel"]}
+                           for v in VARIANTS}}
+        m["sampled"]["last_max"] = max(sp[v]["last_openspiel"] for v in VARIANTS)
+        m["rate"] = rate_metrics(runs["rate"], ctx.params.evaluate.ci_level)
+        m["cfr_plus"] = {k: {"iterations": c["iters"][-1], "average_final": c["average"][-1],
+                             "current_final": c["current"][-1]}
+                         for k, c in runs["cfr_plus"].items()}
+        diffs = [g["max_last_abs_diff"] for k, g in m.items() if isinstance(g, dict) and "max_last_abs_diff" in g]
+        diffs += [r["max_last_abs_diff"] for r in rnd.values()]
+        diffs += [sp[v]["last_abs_diff"] for v in VARIANTS]
+        m["exploitability_check_max_abs_diff"] = max(diffs)
+        write_json(ctx.path(METRICS), m)
+
+        # curves: Kuhn, Leduc, Kuhn sampled, first random game
+        panels = [(n, games[n], runs["cfr_plus"].get(n)) for n in games if not n.startswith("random_")]
+        first_rnd = next((n for n in games if n.startswith("random_")), None)
+        fig, axes = new_figure(2, 2, figsize=(13, 9.5))
+        axes = axes.ravel()
+        csv_series = {}
+        for ax, (name, g, cfr) in zip(axes, panels):
+            csv_series[name] = plot_game(ax, g, cfr, f"{name}: last iterate, exact gradients "
+                                                     f"(mean of {len(g['npg']['reg']['runs'])} inits)")
+        ax = axes[2]
+        for v in VARIANTS:
+            it, ex = np.array(sp[v]["iters"]), np.array(sp[v]["expl"])
+            ax.loglog(it[it >= 1], ex[it >= 1], "-", color=COLOURS[v], lw=1.2,
+                      label=f"{v} τ={sp['tau']:g} (η={sp[v]['step']:g}), {sp['episodes']} episodes / step")
+            c = sp[v]["exact_control"]
+            it, ex = np.array(c["iters"]), np.array(c["expl"])
+            ax.loglog(it[it >= 1], ex[it >= 1], ":", color=COLOURS[v], lw=1.2,
+                      label=f"{v}: exact gradients, same start and step")
+        ax.set_title(f"{sp['game']}: sampled trajectories (stochastic gradients)", fontsize=10)
+        ax.set_xlabel("round")
+        ax.set_ylabel("exploitability (NashConv / 2)")
+        ax.grid(True, which="both", alpha=0.3)
+        if first_rnd:
+            plot_game(axes[3], games[first_rnd], runs["cfr_plus"].get(first_rnd),
+                      f"{first_rnd} (random poker-like EFG): exact gradients")
+        else:
+            axes[3].set_visible(False)
+        for ax in axes:
+            if ax.lines:
+                ax.legend(fontsize=6.5)
+            else:
+                ax.set_visible(False)
+        save_png(fig, ctx.path(PLOT_CURVES))
+        write_csv(ctx.path(CSV_KUHN), series_rows(csv_series["kuhn_poker"]))
+        write_csv(ctx.path(CSV_LEDUC), series_rows(csv_series["leduc_poker"]))
+        for name in csv_series:
+            for v in VARIANTS:
+                for kind in ("reg", "unreg"):
+                    it, ex = mean_curve(games[name][v][kind]["runs"])
+                    ctx.run.log_curve(f"{name}.{v}.{kind}.exploitability", ex, it)
+
+        # iterations to epsilon, log-log
+        rm, rate = m["rate"], runs["rate"]
+        inv = 1.0 / np.array(rate["epsilons"])
+        fig, ax = new_figure(figsize=(7, 4.8))
+        rows = [{"log10_inv_epsilon": float(math.log10(x))} for x in inv]
+        for v, d in rate["variants"].items():
+            for row in d["iterations"]:
+                pts = [(x, max(t, 1)) for x, t in zip(inv, row) if t is not None]
+                if pts:
+                    ax.loglog(*zip(*pts), ".", color=COLOURS[v], alpha=0.35, ms=5)
+            r = rm[v]
+            if "slope" not in r:
+                continue
+            gm = np.array(r["geomean_iterations"])
+            ax.loglog(inv, gm, "o", color=COLOURS[v], ms=6)
+            lx = np.log(inv)
+            b = r["slope"]
+            a = float(np.mean(np.log(gm)) - b * lx.mean())
+            ax.loglog(inv, np.exp(a + b * lx), "-", color=COLOURS[v], lw=1.4,
+                      label=f"{v}: slope {b:.2f} (seeds: {r['slope_ci_low']:.2f}–{r['slope_ci_high']:.2f}), "
+                            f"R² {r['r2']:.3f}")
+            for i, y in enumerate(gm):
+                rows[i][f"log10_iterations_{v}"] = float(math.log10(y))
+        ax.set_xlabel("1 / ε")
+        ax.set_ylabel("rounds until last-iterate exploitability ≤ ε")
+        ax.set_title(f"{rate['game']}: τ = {rate['tau_over_epsilon']:g} ε, fixed steps; "
+                     f"dots = seeds, circles = geometric mean", fontsize=9)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7)
+        save_png(fig, ctx.path(PLOT_RATE))
+        cols = sorted({k for r in rows for k in r})
+        write_csv(ctx.path(CSV_RATE), [{k: r.get(k, "") for k in cols} for r in rows])
+
+        k = m["kuhn_poker"]
+        print(f"  Kuhn: regularized last iterate (worst variant/init) {k['reg_last_max']:.4f}; "
+              f"unregularized / regularized late mean (worst variant) {k['ratio_min']:.2f}")
+        print(f"  Leduc: ratio (worst variant) {m['leduc_poker']['ratio_min']:.2f}; regularized last "
+              f"{m['leduc_poker']['reg_last_max']:.4f}")
+        print(f"  rate: slopes {[round(rm[v].get('slope', float('nan')), 2) for v in rate['variants']]}, "
+              f"curvature ratio max {rm.get('curvature_ratio_max')}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,124 @@
+"""efg_altpg prepare: the sequence form of each game, checked against OpenSpiel.
+
+For Kuhn / Leduc poker (pyspiel) and ``random.count`` random poker-like EFGs (written as
+Gambit .efg files and loaded by OpenSpiel's ``efg_game``), walk the game tree, build the
+sequence form (:mod:`stages.efg_altpg.seqform`) and check it before anything trains on it:
+the sequence-form value of uniform play must equal OpenSpiel's expected value
+(``expected_game_score.policy_value``), and our exploitability of uniform play (and of a
+few random policies) must equal ``exploitability.exploitability``.
+Writes data/efg_altpg/games/<game>.npz (+ .efg) and reports/efg_altpg/prepare.json.
+"""
+from __future__ import annotations
+
+from stages.common.stage import stage
+
+from .params import EfgAltPGParams
+
+GAMES = "data/efg_altpg/games"
+REPORT = "reports/efg_altpg/prepare.json"
+
+
+def random_game_names(count: int) -> list[str]:
+    return [f"random_{i}" for i in range(count)]
+
+
+def load_game(games_dir, name: str):
+    """The pyspiel game behind a prepared game name (random games from their .efg file)."""
+    import pyspiel
+
+    from .randgame import load
+
+    if name.startswith("random_"):
+        return load(games_dir / f"{name}.efg")
+    return pyspiel.load_game(name)
+
+
+def random_policies(sf, rng, n: int):
+    """``n`` random behavioural pairs (Dirichlet(1) at every infoset)."""
+    import numpy as np
+
+    out = []
+    for _ in range(n):
+        pair = []
+        for tree in sf.trees:
+            z = rng.exponential(size=tree.n_seq)
+            z[0] = 1.0
+            pi = z / np.concatenate([[1.0], tree.block_sum(z)[tree.seq_inf[1:]]])
+            pair.append(pi)
+        out.append(tuple(pair))
+    return out
+
+
+def check_game(game, sf, rng, n_random: int = 3) -> dict:
+    """Sizes and the agreement of our sequence form with OpenSpiel on uniform and random play."""
+    from open_spiel.python import policy as os_policy
+    from open_spiel.python.algorithms import expected_game_score
+
+    from .seqform import openspiel_exploitability
+
+    uni = tuple(t.uniform() for t in sf.trees)
+    os_value = float(expected_game_score.policy_value(
+        game.new_initial_state(), [os_policy.UniformRandomPolicy(game)] * 2)[0])
+    ours_value = sf.value(*uni)
+    ours_expl = sf.exploitability(*uni)
+    os_expl = openspiel_exploitability(game, sf, uni)
+    diffs = [abs(sf.exploitability(*p) - openspiel_exploitability(game, sf, p))
+             for p in random_policies(sf, rng, n_random)]
+    return {
+        "sequences": [t.n_seq for t in sf.trees], "infosets": [t.n_inf for t in sf.trees],
+        "levels": [len(t.levels) for t in sf.trees], "terminals": int(len(sf.t_util)),
+        "payoff_nnz": int(sf.A.nnz), "max_abs_payoff": float(abs(sf.t_util).max()),
+        "uniform_value": ours_value, "uniform_value_openspiel": os_value,
+        "uniform_exploitability": ours_expl, "uniform_exploitability_openspiel": os_expl,
+        "max_abs_diff": max([abs(ours_value - os_value), abs(ours_expl - os_expl), *diffs]),
+    }
+
+
+def main() -> None:
+    with stage("efg_altpg", "prepare", EfgAltPGParams) as ctx:
+        import numpy as np
+        import pyspiel
+
+        from stages.common.io import atomic_dir, write_json
+
+        from .randgame import write_game
+        from .seqform import build
+
+        p = ctx.params.prepare
+        rng = np.random.default_rng(ctx.seed)
+        report: dict = {"games": {}}
+        with atomic_dir(ctx.path(GAMES)) as tmp:
+            names = list(p.games) + random_game_names(p.random.count)
+            for i, name in enumerate(names):
+                if name.startswith("random_"):
+                    r = p.random
+                    # each random game's own seed, derived from the study seed
+                    seed = int(np.random.SeedSequence([ctx.seed, i]).generate_state(1)[0])
+                    write_game(tmp / f"{name}.efg", seed, r.signals, r.depth, r.branching, r.stop_prob)
+                    game = load_game(tmp, name)
+                else:
+                    game = pyspiel.load_game(name)
+                sf = build(game)
+                sf.save(tmp / f"{name}.npz")
+                report["games"][name] = check_game(game, sf, rng)
+                g = report["games"][name]
+                print(f"  {name}: {g['infosets']} infosets, {g['sequences']} sequences, "
+                      f"{g['terminals']} terminals; uniform exploitability {g['uniform_exploitability']:.6f} "
+                      f"(OpenSpiel {g['uniform_exploitability_openspiel']:.6f}); max |diff| {g['max_abs_diff']:.2e}",
+                      flush=True)
+        report["max_abs_diff"] = max(g["max_abs_diff"] for g in report["games"].values())
+        report["open_spiel_version"] = getattr(pyspiel, "__version__", None) or _version("open_spiel")
+        write_json(ctx.path(REPORT), report)
+
+
+def _version(dist: str) -> str | None:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(dist)
+    except PackageNotFoundError:  # pragma: no cover
+        return None
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""linear_cmdp: zero-violation linear CMDP (OPSE-LCMDP) with its baselines; see prepare/train/evaluate."""

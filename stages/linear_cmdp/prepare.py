@@ -1,0 +1,126 @@
+"""linear_cmdp prepare: draw binding CMDP instances with the official generators; exact optima.
+
+For every setup of params (tabular-as-linear and linear d=2 in the default profile) instances
+are drawn with ``np.random.default_rng([common.seed, crc32(setup), draw])`` until
+``instances`` of them are *binding*: the unconstrained optimum max_pi V_r exceeds the
+constrained optimum max {V_r : V_u >= b} by more than ``binding_tol`` (both by the HiGHS
+occupancy-measure LP), i.e. no reward-optimal policy is feasible and an algorithm that ignores
+the constraint would violate it. Rejected draws are counted. For every kept instance: the
+threshold b and safe policy (official ``set_cmdp_info``), V* and the utility multiplier from
+the LP, and a cross-check: the LP's policy evaluated exactly by backward induction must give
+V* and satisfy the constraint. Writes data/linear_cmdp/instances.json and
+reports/linear_cmdp/prepare.json.
+"""
+from __future__ import annotations
+
+from stages.common.stage import fail, stage
+
+from .params import LinearCmdpParams
+
+INSTANCES = "data/linear_cmdp/instances.json"
+PREPARE_METRICS = "reports/linear_cmdp/prepare.json"
+
+
+def setup_seed(name: str) -> int:
+    import zlib
+
+    return zlib.crc32(name.encode())
+
+
+def draw_instance(kind: str, rng, sp):
+    from .cmdp import linear_cmdp, tabular_cmdp
+
+    if kind == "tabular":
+        return tabular_cmdp(rng, sp.S, sp.A, sp.H)
+    return linear_cmdp(rng, sp.S, sp.A, sp.H, sp.d)
+
+
+def binding_instances(name: str, sp, seed: int, tol: float) -> tuple[list[dict], int]:
+    """(kept instances as dicts of arrays and figures, number of rejected draws)."""
+    import numpy as np
+
+    from .cmdp import binding_gap, policy_values, with_threshold
+
+    kept, rejected = [], 0
+    for draw in range(sp.max_draws):
+        rng = np.random.default_rng([seed, setup_seed(name), draw])
+        m = with_threshold(draw_instance(sp.kind, rng, sp), sp.threshold_scale)
+        v_free, v_star, sol = binding_gap(m)
+        if v_free - v_star <= tol:
+            rejected += 1
+            continue
+        RU = np.stack([m.r, m.u])
+        lp_vals = policy_values(m.P, sol.policy, RU, m.mu)
+        uni = policy_values(m.P, np.full(m.r.shape, 1.0 / m.A), RU, m.mu)
+        safe_vals = policy_values(m.P, m.safe_policy, RU, m.mu)
+        kept.append({
+            "setup": name, "kind": sp.kind, "draw": draw,
+            "P": m.P, "r": m.r, "u": m.u, "mu": m.mu, "phi": m.phi,
+            "threshold": m.threshold, "safe_policy": m.safe_policy,
+            "v_free": v_free, "v_star": v_star, "multiplier": sol.multiplier,
+            "lp_policy_values": lp_vals, "uniform_values": uni, "safe_values": safe_vals,
+        })
+        if len(kept) == sp.instances:
+            return kept, rejected
+    fail(f"setup {name!r}: only {len(kept)} binding instances in {sp.max_draws} draws "
+         f"(need {sp.instances}); raise linear_cmdp.<profile>.prepare.setups.{name}.max_draws "
+         f"or threshold_scale")
+    raise AssertionError  # unreachable
+
+
+def main() -> None:
+    with stage("linear_cmdp", "prepare", LinearCmdpParams) as ctx:
+        import numpy as np
+
+        from stages.common.io import write_json
+
+        pp = ctx.params.prepare
+        instances, summary = [], {}
+        worst_value, worst_util = 0.0, float("inf")
+        for name, sp in pp.setups.items():
+            kept, rejected = binding_instances(name, sp, ctx.seed, pp.binding_tol)
+            instances += kept
+            gaps = [k["v_free"] - k["v_star"] for k in kept]
+            value_diff = max(abs(k["lp_policy_values"][0] - k["v_star"]) for k in kept)
+            util_margin = min(k["lp_policy_values"][1] - k["threshold"] for k in kept)
+            worst_value, worst_util = max(worst_value, value_diff), min(worst_util, util_margin)
+            summary[name] = {
+                "kind": sp.kind, "S": sp.S, "A": sp.A, "H": sp.H, "d": sp.d,
+                "threshold_scale": sp.threshold_scale, "kept": len(kept), "rejected_non_binding": rejected,
+                "draws": len(kept) + rejected, "binding_gap_min": min(gaps), "binding_gap_mean": float(np.mean(gaps)),
+                "v_star_mean": float(np.mean([k["v_star"] for k in kept])),
+                "multiplier_mean": float(np.mean([k["multiplier"] for k in kept])),
+                "slater_gap_min": min(float(k["safe_values"][1] - k["threshold"]) for k in kept),
+                "lp_vs_backward_max_abs_diff": value_diff, "lp_policy_utility_margin_min": util_margin,
+            }
+            print(f"  {name}: {len(kept)} binding instances, {rejected} non-binding draws rejected; "
+                  f"V* mean {summary[name]['v_star_mean']:.3f}, binding gap min {min(gaps):.3f}", flush=True)
+        metrics = {"setups": summary, "instances": len(instances),
+                   "rejected_non_binding": sum(s["rejected_non_binding"] for s in summary.values()),
+                   "optimum": {"lp_vs_backward_max_abs_diff": worst_value,
+                               "lp_policy_utility_margin_min": worst_util}}
+        write_json(ctx.path(INSTANCES), {"instances": instances})
+        write_json(ctx.path(PREPARE_METRICS), metrics)
+
+
+if __name__ == "__main__":
+    main()
+
+
+def load_instances(path) -> list[dict]:
+    """The instances of ``INSTANCES`` with arrays as numpy arrays and a ``cmdp`` (CMDP) each."""
+    import json
+
+    import numpy as np
+
+    from .cmdp import CMDP
+
+    data = json.loads(open(path).read())["instances"]
+    out = []
+    for rec in data:
+        arr = {k: np.asarray(rec[k], dtype=float) for k in ("P", "r", "u", "mu", "phi", "safe_policy")}
+        rec = {**rec, **arr}
+        rec["cmdp"] = CMDP(P=arr["P"], r=arr["r"], u=arr["u"], mu=arr["mu"], phi=arr["phi"],
+                           threshold=float(rec["threshold"]), safe_policy=arr["safe_policy"])
+        out.append(rec)
+    return out

@@ -1,0 +1,99 @@
+"""repo_safety prepare: the contextual-bandit instances of the sweep over the harmful share f.
+
+One instance per f in ``prepare.fractions`` (generator: stages/repo_safety/bandit.py), each drawn
+from its own seeded stream ([common.seed, round(1000 f)]), so adding an f to the sweep leaves the
+others unchanged. Every instance is valid: lambda* > 0 (the expected-constraint baseline is
+constrained) and the harmful prompts' cost/helpfulness correlation is in range; the invalid draws
+that were regenerated are counted per reason.
+
+The data are generated, not downloaded: the paper's data (PKU-SafeRLHF prompts scored by its
+reward and cost models) are LLM text, which this bandit replaces by score tables.
+
+Outputs: data/repo_safety/bandit (a Hugging Face datasets Dataset: one row per (f, prompt) with
+its helpfulness and cost lists), data/repo_safety/instances.json (beta, budget and each
+instance's lambda*, correlation, rejections), reports/repo_safety/prepare.json.
+"""
+from __future__ import annotations
+
+from stages.common.stage import stage
+
+from .params import RepoSafetyParams
+
+DATASET = "data/repo_safety/bandit"
+INSTANCES = "data/repo_safety/instances.json"
+METRICS = "reports/repo_safety/prepare.json"
+
+
+def fraction_key(f: float) -> str:
+    """'0.12' for 0.12: the key of an instance in the JSON files."""
+    return f"{f:g}"
+
+
+def build(p, seed: int) -> list:
+    """The sweep's instances, in the order of ``p.fractions``."""
+    import numpy as np
+
+    from .bandit import generate
+
+    return [generate(np.random.default_rng([seed, round(1000 * f)]), p, f) for f in p.fractions]
+
+
+def to_columns(instances: list) -> dict:
+    """Columns of the Dataset: one row per (fraction, prompt)."""
+    cols: dict = {"fraction": [], "prompt": [], "harmful": [], "reward": [], "cost": []}
+    for inst in instances:
+        for x in range(inst.n_prompts):
+            cols["fraction"].append(float(inst.fraction))
+            cols["prompt"].append(x)
+            cols["harmful"].append(bool(inst.harmful[x]))
+            cols["reward"].append(inst.reward[x].tolist())
+            cols["cost"].append(inst.cost[x].tolist())
+    return cols
+
+
+def load(root, fractions=None) -> dict:
+    """{fraction key: (reward, cost, harmful)} read back from the saved Dataset (numpy arrays)."""
+    import numpy as np
+    from datasets import load_from_disk
+
+    ds = load_from_disk(str(root / DATASET)).with_format("numpy")
+    frac = np.asarray(ds["fraction"])
+    out = {}
+    for f in sorted(set(frac.tolist())) if fractions is None else fractions:
+        idx = np.flatnonzero(np.isclose(frac, f))
+        if idx.size == 0:
+            raise ValueError(f"{DATASET}: no instance for f={f}; rerun `dvc repro repo_safety-prepare`")
+        sub = ds.select(idx.tolist())
+        order = np.argsort(np.asarray(sub["prompt"]))
+        out[fraction_key(f)] = (np.stack(sub["reward"])[order].astype(float),
+                                np.stack(sub["cost"])[order].astype(float),
+                                np.asarray(sub["harmful"])[order].astype(bool))
+    return out
+
+
+def main() -> None:
+    with stage("repo_safety", "prepare", RepoSafetyParams) as ctx:
+        from datasets import Dataset
+
+        from stages.common.io import atomic_dir, write_json
+
+        p = ctx.params.prepare
+        instances = build(p, ctx.seed)
+        with atomic_dir(ctx.path(DATASET)) as tmp:
+            Dataset.from_dict(to_columns(instances)).save_to_disk(str(tmp))
+        infos = {fraction_key(i.fraction): i.info for i in instances}
+        write_json(ctx.path(INSTANCES), {"beta": p.kl_beta, "budget": p.budget, "instances": infos})
+        rejected = {k: sum(i.info["rejected"][k] for i in instances) for k in ("zero_multiplier", "correlation")}
+        write_json(ctx.path(METRICS), {
+            "instances": infos, "rejected": rejected, "rejected_total": sum(rejected.values()),
+            "min_lambda_star": min(i.info["lambda_star"] for i in instances),
+            "correlations": [i.info["correlation"] for i in instances],
+            "n_prompts": p.n_prompts, "n_responses": p.n_responses})
+        for i in instances:
+            print(f"f={i.fraction:g}: {i.info['n_harmful']} harmful prompts, correlation "
+                  f"{i.info['correlation']:.3f}, lambda* = {i.info['lambda_star']:.4f}, "
+                  f"attempts {i.info['attempts']} (rejected {i.info['rejected']})", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,21 @@
+"""stages.common.fits: the log-log slope of a power law is its exponent."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from stages.common.fits import loglog_slope
+
+
+def test_power_law_gives_its_exponent_and_constant():
+    x = np.array([10.0, 100.0, 1000.0, 1e4])
+    slope, icpt = loglog_slope(x, 3.0 * x ** 0.5)
+    assert slope == pytest.approx(0.5) and math.exp(icpt) == pytest.approx(3.0)
+    assert 0.55 < loglog_slope(x, np.sqrt(x) * np.log(x))[0] < 0.75   # a log factor steepens it
+
+
+def test_non_positive_or_non_finite_values_give_nan():
+    assert all(math.isnan(v) for v in loglog_slope([1, 2, 3], [1.0, 0.0, 2.0]))
+    assert all(math.isnan(v) for v in loglog_slope([1, 2, 3], [1.0, np.inf, 2.0]))
