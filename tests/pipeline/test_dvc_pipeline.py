@@ -15,12 +15,14 @@ def ran_stages(output: str) -> list[str]:
     return [line.split("'")[1] for line in output.splitlines() if line.startswith("Running stage")]
 
 
-def test_dvc_repro_smoke(repo_copy):
+def test_dvc_repro_smoke(smoke_built, built_copy):
     from stages.common.dvcfile import load_stages
 
-    out = sh(["dvc", "repro"], repo_copy).stdout
+    # the session's one full `dvc repro` from nothing (smoke_built); the rest on a copy of it
+    built, out = smoke_built
+    repo_copy = built_copy
     ran = ran_stages(out)
-    assert sorted(ran) == sorted(load_stages(repo_copy)) and ran[-1] == "ledger", out
+    assert sorted(ran) == sorted(load_stages(built)) and ran[-1] == "ledger", out
     assert ran.index("zipf_bigram-prepare") < ran.index("zipf_bigram-train") < ran.index("zipf_bigram-evaluate")
 
     # the ledger: every claim evaluated from a measured figure
@@ -37,7 +39,7 @@ def test_dvc_repro_smoke(repo_copy):
     page = (repo_copy / "reports/index.html").read_text()
     assert "data:image/png;base64," in page and "http" not in page.split("<body>")[1]
 
-    # a second repro is a no-op, and fast
+    # a second repro is a no-op (in a copy of the built repo too), and fast
     t0 = time.perf_counter()
     again = sh(["dvc", "repro"], repo_copy).stdout
     noop_s = time.perf_counter() - t0
@@ -78,8 +80,9 @@ def test_dvc_repro_smoke(repo_copy):
     assert len(c.get_metric_history(tr.info.run_id, "realtext.relerr.gd")) > 10
 
 
-def test_bad_param_stops_before_compute(repo_copy):
-    sh(["dvc", "repro"], repo_copy)
+def test_bad_param_stops_before_compute(built_copy):
+    repo_copy = built_copy
+    assert ran_stages(sh(["dvc", "repro"], repo_copy).stdout) == []
     lock_before = (repo_copy / "dvc.lock").read_text()
     metrics_before = (repo_copy / "reports/zipf_bigram/metrics.json").read_text()
     set_yaml_line(repo_copy / "params.yaml", "alphas: [0.5, 1.0, 2.0]", "alphas: [-0.5, 1.0, 2.0]")

@@ -193,8 +193,9 @@ def _kill_mid_stage(root: Path, dvc: subprocess.Popen, stage: str, module: str, 
     return run
 
 
-def test_sigkill_mid_stage_leaves_no_partial_outputs_and_only_it_reruns(repo_copy):
-    sh(["dvc", "repro"], repo_copy)
+def test_sigkill_mid_stage_leaves_no_partial_outputs_and_only_it_reruns(built_copy):
+    repo_copy = built_copy
+    assert touched_stages(sh(["dvc", "repro"], repo_copy).stdout) == []
     results = repo_copy / "data/zipf_bigram/results.json"
     before = results.read_bytes()
     ledger_before = (repo_copy / "reports/claims.json").read_text()
@@ -257,8 +258,9 @@ def test_sigterm_marks_the_run_failed_with_the_signal(repo_copy):
     assert r.data.tags["claimbench.error"] == "terminated by signal SIGTERM"
 
 
-def test_hand_edited_or_truncated_input_is_caught(repo_copy):
-    sh(["dvc", "repro"], repo_copy)
+def test_hand_edited_or_truncated_input_is_caught(built_copy):
+    repo_copy = built_copy
+    assert touched_stages(sh(["dvc", "repro"], repo_copy).stdout) == []
     results = repo_copy / "data/zipf_bigram/results.json"
     good = results.read_bytes()
     metrics = repo_copy / "reports/zipf_bigram/metrics.json"

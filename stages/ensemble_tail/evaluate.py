@@ -1,0 +1,185 @@
+"""ensemble_tail evaluate: tail rates, fits, the claims' figures and the plots.
+
+Per problem and method: the tail rate P(excess risk > threshold) at every n with its
+Clopper-Pearson interval. The base learner's log tail is fitted against log n (log-log:
+polynomial tail) and against n (log-linear: exponential tail) over the whole grid, with both
+R^2. Each vote ensemble's log tail is fitted against n only where it has >= min_events
+events; its slope is compared with the base's log-linear slope (ratio, with a binomial
+bootstrap interval). At n = compare_n the vote's upper Clopper-Pearson bound is divided by
+the base's rate. The bagging-average's tail is expected to *grow* with n (its output keeps
+weight on the wrong vertices that size-k subsamples pick, whatever n is): reported, not a bug.
+
+Outputs: reports/ensemble_tail/metrics.json, tails.png, base_fits.png, tails.csv.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from stages.common.stage import fail, stage
+
+from .params import EnsembleTailParams
+
+TAILS = "data/ensemble_tail/tails.json"
+METRICS = "reports/ensemble_tail/metrics.json"
+PLOT_TAILS, PLOT_BASE = "reports/ensemble_tail/tails.png", "reports/ensemble_tail/base_fits.png"
+CSV_TAILS = "reports/ensemble_tail/tails.csv"
+VOTES = ("move", "rove", "roves")
+LABELS = {"base": "base (SAA on all n)", "move": "MoVE", "rove": "ROVE", "roves": "ROVEs",
+          "bagging": "bagging-average"}
+
+
+def analyse(res: dict, p, rng: np.random.Generator) -> dict:
+    """Every figure of one problem's sweep (see the module docstring)."""
+    from .tails import bootstrap_slopes, clopper_pearson, fit_line, percentile_ci
+
+    n = np.asarray(res["n_grid"], float)
+    R = int(res["replications"])
+    out: dict = {"n_grid": res["n_grid"], "replications": R, "threshold": res["threshold"],
+                 "tail_index": res.get("tail_index")}
+    for m in res["methods"]:
+        k = np.asarray(res["counts"][m])
+        lo, hi = clopper_pearson(k, R, p.ci_level)
+        out[m] = {"events": k.tolist(), "rate": (k / R).tolist(), "ci_low": lo.tolist(), "ci_high": hi.tolist(),
+                  "mean_excess": res["mean_excess"][m]}
+    kb = np.asarray(res["counts"]["base"])
+    base = out["base"]
+    if (kb > 0).all():
+        logp = np.log(kb / R)
+        base["loglog"] = fit_line(np.log(n), logp)
+        base["loglin"] = fit_line(n, logp)
+        d_ll = bootstrap_slopes(rng, np.log(n), kb, R, p.n_boot)
+        d_lin = bootstrap_slopes(rng, n, kb, R, p.n_boot)
+        base["loglog"]["ci_low"], base["loglog"]["ci_high"] = percentile_ci(d_ll, p.ci_level)
+        base["loglin"]["ci_low"], base["loglin"]["ci_high"] = percentile_ci(d_lin, p.ci_level)
+        base["r2_loglog_minus_loglin"] = base["loglog"]["r2"] - base["loglin"]["r2"]
+        upper = n >= np.median(n)       # context: the log-log slope steepens toward its asymptote
+        base["loglog_upper_half"] = fit_line(np.log(n[upper]), logp[upper])
+    else:
+        d_lin = None
+    i_cmp = res["n_grid"].index(p.compare_n) if p.compare_n in res["n_grid"] else len(n) // 2
+    n_cmp = res["n_grid"][i_cmp]
+    for m in VOTES:
+        if m not in res["methods"]:
+            continue
+        k = np.asarray(res["counts"][m])
+        sel = k >= p.min_events
+        v = out[m]
+        v["fit_n"] = n[sel].astype(int).tolist()
+        v["loglin"] = fit_line(n[sel], np.log(np.maximum(k[sel], 1) / R))
+        if sel.sum() >= 2:
+            d_v = bootstrap_slopes(rng, n[sel], k[sel], R, p.n_boot)
+            v["loglin"]["ci_low"], v["loglin"]["ci_high"] = percentile_ci(d_v, p.ci_level)
+            if d_lin is not None:
+                v["slope_ratio"] = v["loglin"]["slope"] / base["loglin"]["slope"]
+                v["slope_ratio_ci_low"], v["slope_ratio_ci_high"] = percentile_ci(d_v / d_lin, p.ci_level)
+        else:
+            v["slope_ratio"] = float("nan")
+        v["compare_n"] = n_cmp
+        v["upper_at_compare_n"] = v["ci_high"][i_cmp]
+        v["events_at_compare_n"] = int(k[i_cmp])
+        v["base_rate_at_compare_n"] = base["rate"][i_cmp]
+        v["upper_over_base_at_compare_n"] = (v["ci_high"][i_cmp] / base["rate"][i_cmp]
+                                             if base["rate"][i_cmp] > 0 else float("nan"))
+    bag = out["bagging"]
+    bag["rate_first_n"], bag["rate_last_n"] = bag["rate"][0], bag["rate"][-1]
+    bag["last_minus_first"] = bag["rate"][-1] - bag["rate"][0]
+    return out
+
+
+def plot_tails(ax, prob: dict, title: str) -> None:
+    n = np.asarray(prob["n_grid"], float)
+    R = prob["replications"]
+    for m, style in (("base", "o-"), ("move", "s-"), ("rove", "^-"), ("roves", "v-"), ("bagging", "x-")):
+        if m not in prob:
+            continue
+        d = prob[m]
+        rate = np.asarray(d["rate"])
+        pos = rate > 0
+        err = [rate[pos] - np.asarray(d["ci_low"])[pos], np.asarray(d["ci_high"])[pos] - rate[pos]]
+        line = ax.errorbar(n[pos], rate[pos], yerr=err, fmt=style, ms=4, capsize=2, label=LABELS[m])
+        if (~pos).any():
+            ax.plot(n[~pos], np.asarray(d["ci_high"])[~pos], "v", color=line[0].get_color(), mfc="none",
+                    ms=6, label=f"{LABELS[m]}: 0 of {R}, upper bound")
+        if m in VOTES and d.get("fit_n") and len(d["fit_n"]) >= 2 and np.isfinite(d["loglin"]["slope"]):
+            xs = np.linspace(min(d["fit_n"]), n.max(), 50)
+            ax.plot(xs, np.exp(d["loglin"]["intercept"] + d["loglin"]["slope"] * xs), ":",
+                    color=line[0].get_color(), lw=1)
+    b = prob["base"]
+    if "loglog" in b:
+        ax.plot(n, np.exp(b["loglog"]["intercept"]) * n ** b["loglog"]["slope"], "--", color="k", lw=1,
+                label=f"base fit n^{b['loglog']['slope']:.2f}")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xticks(n, [str(int(v)) for v in n], fontsize=7)
+    ax.minorticks_off()
+    ax.set_ylim(0.3 / R, 1.5)
+    ax.set_xlabel("sample size n")
+    ax.set_ylabel(f"P(excess risk > {prob['threshold']:g})")
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=6)
+
+
+def plots(metrics: dict, root) -> None:
+    from stages.common.plots import new_figure, save_png, write_csv
+
+    probs = [k for k in ("lp", "regression") if k in metrics]
+    rows = []
+    for prob in probs:
+        d = metrics[prob]
+        for m in ("base", "move", "rove", "roves", "bagging"):
+            if m in d:
+                for i, nn in enumerate(d["n_grid"]):
+                    rows.append({"problem": prob, "method": m, "n": nn, "events": d[m]["events"][i],
+                                 "rate": d[m]["rate"][i], "ci_low": d[m]["ci_low"][i], "ci_high": d[m]["ci_high"][i]})
+    write_csv(root / CSV_TAILS, rows)
+    fig, axes = new_figure(1, len(probs), figsize=(6.5 * len(probs), 4.8), squeeze=False)
+    titles = {"lp": "stochastic LP on the simplex, Pareto noise a={a}",
+              "regression": "regression model selection, Pareto noise a={a}"}
+    for ax, prob in zip(axes[0], probs):
+        plot_tails(ax, metrics[prob], titles[prob].format(a=metrics[prob]["tail_index"]) +
+                   " (dotted: log-linear fits of the votes)")
+    save_png(fig, root / PLOT_TAILS)
+
+    b, n = metrics["lp"]["base"], np.asarray(metrics["lp"]["n_grid"], float)
+    fig, (a1, a2) = new_figure(1, 2, figsize=(11, 4))
+    logp = np.log(np.maximum(b["rate"], 1e-12))
+    for ax, x, key, lab in ((a1, np.log(n), "loglog", "log n"), (a2, n, "loglin", "n")):
+        ax.plot(x, logp, "o", label="base (SAA)")
+        if key in b:
+            f = b[key]
+            ax.plot(x, f["intercept"] + f["slope"] * x, "-",
+                    label=f"slope {f['slope']:.3g}, R^2 {f['r2']:.3f}")
+        ax.set_xlabel(lab)
+        ax.set_ylabel("log P(excess > threshold)")
+        ax.set_title(f"base tail: log P vs {lab}")
+        ax.legend(fontsize=8)
+    save_png(fig, root / PLOT_BASE)
+
+
+def main() -> None:
+    with stage("ensemble_tail", "evaluate", EnsembleTailParams) as ctx:
+        import json
+
+        from stages.common.io import write_json
+
+        p = ctx.params.evaluate
+        try:
+            res = json.loads(ctx.path(TAILS).read_text())
+        except FileNotFoundError as exc:
+            fail(f"ensemble_tail.evaluate: {exc}; run `dvc repro ensemble_tail-train` first")
+        rng = np.random.default_rng([ctx.seed, 7])
+        metrics = {prob: analyse(r, p, rng) for prob, r in res.items()}
+        metrics["ci_level"], metrics["n_boot"], metrics["min_events"] = p.ci_level, p.n_boot, p.min_events
+        write_json(ctx.path(METRICS), metrics)
+        plots(metrics, ctx.root)
+        lp = metrics["lp"]
+        b, mv = lp["base"], lp["move"]
+        print(f"  base log-log slope {b.get('loglog', {}).get('slope', float('nan')):.3f} "
+              f"(R^2 {b.get('loglog', {}).get('r2', float('nan')):.3f}) vs log-linear R^2 "
+              f"{b.get('loglin', {}).get('r2', float('nan')):.3f}; MoVE slope/base slope "
+              f"{mv.get('slope_ratio', float('nan')):.1f}; MoVE upper/base at n={mv['compare_n']}: "
+              f"{mv['upper_over_base_at_compare_n']:.3f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,161 @@
+"""nav_knowledge evaluate: AUROC of P(known), ESS, held-out NLL, replanning ratios, plots.
+
+* ``auroc_relevant.<method>``: sklearn.metrics.roc_auc_score of P(known) against the true known
+  flags over the behaviour-relevant walls of all agents pooled (|Delta log-lik| > ``relevance``
+  when the wall's knowledge is flipped at the true knowledge set); ``auroc_all.<method>`` over
+  every wall; ``auroc_relevant_per_agent_mean`` averages agents with both classes present.
+* ``nll.<model>``: held-out predictive NLL summed over every held-out trajectory;
+  ``nll.margin_sis_rm`` = min(omniscient, ignorant) - SIS-RM (> 0: the posterior predicts better
+  than both); ``nll.trajectories_won`` counts held-out trajectories where SIS-RM beats both.
+* ``ess``: plain SIS's ESS (collapse) vs resample-move's final ESS.
+* ``replan``: copied from reports/nav_knowledge/replan.json (timings: not deterministic).
+"""
+from __future__ import annotations
+
+import json
+
+from stages.common.stage import fail, stage
+
+from .params import NavKnowledgeParams
+from .prepare import WORLDS, load_world
+from .replan import METRICS as REPLAN
+from .train import METRICS as TRAIN, POSTERIOR
+
+METRICS = "reports/nav_knowledge/metrics.json"
+PLOT_GRID = "reports/nav_knowledge/posterior_grid.png"
+PLOT_AUROC = "reports/nav_knowledge/auroc_ess.png"
+PLOT_REPLAN = "reports/nav_knowledge/replan_time.png"
+METHODS = {"sis": "plain SIS", "sis_rm": "SIS\nresample-move", "gibbs": "Gibbs\n(reference)"}
+
+
+def auroc(y, s) -> float:
+    import numpy as np
+    from sklearn.metrics import roc_auc_score
+
+    y = np.asarray(y, dtype=bool)
+    if y.all() or not y.any():
+        return float("nan")
+    return float(roc_auc_score(y, s))
+
+
+def plot_grid(agent: dict, p_known, path) -> None:
+    """The first agent's world: walls coloured by P(known) (SIS-RM), truly known walls outlined,
+    the trajectories drawn (held-out ones dashed)."""
+    import numpy as np
+
+    from stages.common.plots import new_figure, save_png
+
+    w = load_world(agent)
+    fig, ax = new_figure(figsize=(6, 5.4))
+    from matplotlib.patches import Rectangle
+
+    img = np.full(w.H * w.W, np.nan)
+    for k, cells in enumerate(w.wall_cells):
+        img[cells] = p_known[k]
+    im = ax.imshow(img.reshape(w.H, w.W), cmap="viridis", vmin=0, vmax=1)
+    for k, cells in enumerate(w.wall_cells):
+        if agent["known"][k]:
+            for c in cells:
+                r, cc = divmod(c, w.W)
+                ax.add_patch(Rectangle((cc - 0.5, r - 0.5), 1, 1, fill=False, ec="red", lw=1.5))
+    n_test = len(agent["paths"]) - agent["held_out"]
+    for i, pth in enumerate(agent["paths"]):
+        rc = np.array([divmod(c, w.W) for c in pth])
+        ax.plot(rc[:, 1], rc[:, 0], "--" if i >= n_test else "-", lw=1.5)
+        ax.plot(rc[0, 1], rc[0, 0], "o", color="k", ms=4)
+        ax.plot(rc[-1, 1], rc[-1, 0], "*", color="k", ms=8)
+    fig.colorbar(im, ax=ax, label="P(known) (SIS resample-move)")
+    ax.set_title("colour: P(known); red outline: truly known\n"
+                 "trajectories (dashed: held out), o start, * goal", fontsize=10)
+    save_png(fig, path)
+
+
+def main() -> None:
+    with stage("nav_knowledge", "evaluate", NavKnowledgeParams) as ctx:
+        import numpy as np
+
+        from stages.common.io import write_json
+        from stages.common.plots import new_figure, save_png
+
+        for rel in (POSTERIOR, TRAIN, REPLAN, WORLDS):
+            if not ctx.path(rel).exists():
+                fail(f"{rel} is missing; run `dvc repro nav_knowledge-train nav_knowledge-replan` first")
+        post = dict(np.load(ctx.path(POSTERIOR)))
+        train = json.loads(ctx.path(TRAIN).read_text())
+        replan = json.loads(ctx.path(REPLAN).read_text())
+        worlds = json.loads(ctx.path(WORLDS).read_text())
+        ep = ctx.params.evaluate
+        known = post["known"].astype(bool)
+        rel = np.abs(post["delta"]) > ep.relevance
+        m: dict = {"walls": int(known.size), "relevant_walls": int(rel.sum()),
+                   "relevant_share": float(rel.mean()), "known_share_relevant": float(known[rel].mean())
+                   if rel.any() else float("nan")}
+        m["auroc_relevant"] = {k: auroc(known[rel], post[f"p_{k}"][rel]) for k in METHODS}
+        m["auroc_all"] = {k: auroc(known, post[f"p_{k}"]) for k in METHODS}
+        per = {k: [] for k in METHODS}
+        for a in np.unique(post["agent_of_wall"]):
+            sel = (post["agent_of_wall"] == a) & rel
+            for k in METHODS:
+                v = auroc(known[sel], post[f"p_{k}"][sel])
+                if np.isfinite(v):
+                    per[k].append(v)
+        m["auroc_relevant_per_agent_mean"] = {k: float(np.mean(v)) if v else float("nan") for k, v in per.items()}
+        m["auroc_relevant_agents_scored"] = len(per["sis_rm"])
+        nll = {k: float(post[f"nll_{k}"].sum()) for k in ("sis_rm", "sis", "gibbs", "omniscient", "ignorant")}
+        nll["margin_sis_rm"] = min(nll["omniscient"], nll["ignorant"]) - nll["sis_rm"]
+        nll["margin_gibbs"] = min(nll["omniscient"], nll["ignorant"]) - nll["gibbs"]
+        best_base = np.minimum(post["nll_omniscient"], post["nll_ignorant"])
+        nll["trajectories"] = int(best_base.size)
+        nll["trajectories_won"] = int((post["nll_sis_rm"] < best_base - 1e-9).sum())
+        m["nll"] = nll
+        m["ess"] = {"particles": train["particles"], "sis_median": train["ess_sis_median"],
+                    "sis_max": train["ess_sis_max"], "sis_rm_final_median": train["ess_rm_final_median"],
+                    "sis_rm_resamples_mean": train["resamples_mean"], "sis_rm_accept_mean": train["accept_mean"]}
+        m["replan"] = {k: replan[k] for k in ("identical_all", "events_total", "speedup_64", "speedup_vs_scipy_64",
+                                              "lpa_speedup_64", "largest_size", "speedup_vs_scipy_largest",
+                                              "speedup_vs_dijkstra_largest")}
+        m["replan"]["identical_all"] = 1.0 if replan["identical_all"] else 0.0
+        write_json(ctx.path(METRICS), m)
+        print(f"  AUROC relevant {m['auroc_relevant']}, all {m['auroc_all']}; relevant share "
+              f"{m['relevant_share']:.2f}; NLL {nll}; ESS {m['ess']}; replan {m['replan']}", flush=True)
+
+        # plots
+        first = dict(worlds["agents"][0], held_out=worlds["params"]["held_out"])
+        nw0 = int((post["agent_of_wall"] == 0).sum())
+        plot_grid(first, post["p_sis_rm"][:nw0], ctx.path(PLOT_GRID))
+        fig, (a1, a2) = new_figure(1, 2, figsize=(10, 4))
+        xs = np.arange(len(METHODS))
+        a1.bar(xs - 0.2, [m["auroc_relevant"][k] for k in METHODS], 0.4, label="behaviour-relevant walls")
+        a1.bar(xs + 0.2, [m["auroc_all"][k] for k in METHODS], 0.4, label="all walls")
+        a1.axhline(0.8, color="k", ls=":", lw=1)
+        a1.set_xticks(xs, list(METHODS.values()))
+        a1.set_ylabel("AUROC of P(known)")
+        a1.set_ylim(0, 1.05)
+        a1.legend(loc="lower right")
+        a2.bar([0, 1], [train["ess_sis_median"], train["ess_rm_final_median"]])
+        a2.axhline(train["particles"], color="k", ls=":", lw=1, label="particles")
+        a2.set_xticks([0, 1], ["plain SIS", "SIS resample-move"])
+        a2.set_ylabel("ESS of the final weights (median over agents)")
+        a2.legend()
+        save_png(fig, ctx.path(PLOT_AUROC))
+        rows = [r for r in replan["sizes"] if r["events"]]
+        fig, ax = new_figure(figsize=(6, 4.2))
+        sz = [r["size"] for r in rows]
+        for key, lab in (("incremental_ms", "incremental repair (ours, Python)"),
+                         ("lpa_ms", "LPA* alone (ours, Python)"),
+                         ("dijkstra_ms", "Dijkstra from scratch (ours, Python)"),
+                         ("scipy_ms", "scipy.sparse.csgraph.dijkstra (C)"),
+                         ("scipy_with_graph_ms", "scipy incl. building its graph")):
+            slope = replan.get("slopes", {}).get(key)
+            ax.loglog(sz, [r[key] for r in rows], "o-",
+                      label=lab + (f" (log-log slope {slope:.2f})" if slope is not None else ""))
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("grid side")
+        ax.set_ylabel("ms per replanning event")
+        ax.set_title("replanning after newly seen walls")
+        ax.legend(fontsize=8)
+        save_png(fig, ctx.path(PLOT_REPLAN))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,73 @@
+"""nav_knowledge prepare: worlds, the agents' knowledge sets and their trajectories.
+
+For each of ``agents`` agents: a ``grid x grid`` world with ``n_walls`` wall segments, a knowledge
+set (each segment known w.p. ``p_known``) and ``trajectories`` walks of the noisy-rational,
+optimistic, replanning agent (stages/nav_knowledge/world.py) between random start/goal pairs; the
+last ``held_out`` walks are held out. Generated locally (the paper's human data are not used).
+Writes data/nav_knowledge/worlds.json and reports/nav_knowledge/prepare.json.
+"""
+from __future__ import annotations
+
+from stages.common.stage import stage
+
+from .params import NavKnowledgeParams
+
+WORLDS = "data/nav_knowledge/worlds.json"
+METRICS = "reports/nav_knowledge/prepare.json"
+
+
+def generate(p, seed: int) -> list[dict]:
+    """The agents of one run (deterministic in ``seed``)."""
+    import numpy as np
+
+    from .world import make_world, pick_start_goal, simulate
+
+    rng = np.random.default_rng([seed, 4001])
+    agents = []
+    for a in range(p.agents):
+        w = make_world(rng, p.grid, p.grid, p.n_walls, tuple(p.wall_len))
+        known = rng.random(w.n_walls) < p.p_known
+        paths, reached, replans = [], [], []
+        for _ in range(p.trajectories):
+            s, g = pick_start_goal(rng, w, p.min_dist)
+            out = simulate(w, known, s, g, p.beta, rng, p.max_steps)
+            paths.append(out["path"])
+            reached.append(out["reached"])
+            replans.append(len(out["replans"]))
+        agents.append({"H": w.H, "W": w.W, "cell_wall": w.cell_wall.tolist(), "known": known.tolist(),
+                       "paths": paths, "reached": reached, "replans": replans})
+    return agents
+
+
+def load_world(agent: dict):
+    """The World of one stored agent."""
+    import numpy as np
+
+    from .planner import grid_neighbours
+    from .world import World
+
+    cw = np.asarray(agent["cell_wall"], dtype=np.int64)
+    cells = [np.flatnonzero(cw == k).tolist() for k in range(int(cw.max()) + 1)]
+    return World(agent["H"], agent["W"], cw, cells, grid_neighbours(agent["H"], agent["W"]))
+
+
+def main() -> None:
+    with stage("nav_knowledge", "prepare", NavKnowledgeParams) as ctx:
+        import numpy as np
+
+        from stages.common.io import write_json
+
+        p = ctx.params.prepare
+        agents = generate(p, ctx.seed)
+        lens = [len(x) - 1 for a in agents for x in a["paths"]]
+        write_json(ctx.path(WORLDS), {"params": p.model_dump(), "agents": agents})
+        summary = {"agents": len(agents), "trajectories": len(lens), "steps_mean": float(np.mean(lens)),
+                   "reached_share": float(np.mean([r for a in agents for r in a["reached"]])),
+                   "replans_mean": float(np.mean([r for a in agents for r in a["replans"]])),
+                   "known_share": float(np.mean([k for a in agents for k in a["known"]]))}
+        print(f"  {summary}", flush=True)
+        write_json(ctx.path(METRICS), summary)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,79 @@
+"""curriculum_rerm params: every profile validates; a bad value stops the stage before any compute
+with exit status 2 and a message naming the key, the value and what is allowed."""
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from stages.common.params import PROFILES, load_study
+from stages.curriculum_rerm.params import CurriculumParams
+
+from tests.common.conftest import code_copy, params_error, run_module
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_every_profile_validates(real_params, profile):
+    _, p = load_study("curriculum_rerm", CurriculumParams, real_params, profile=profile)
+    assert p.train.digits.levels[-1] == 1.0 and p.train.ridge.lambdas.low < p.train.ridge.lambdas.high
+
+
+def test_default_sizes_are_the_studies_md_ones(real_params):
+    _, p = load_study("curriculum_rerm", CurriculumParams, real_params, profile="default")
+    r, d = p.train.ridge, p.train.digits
+    assert (r.dim, r.n_per_task, r.n_tasks, r.seeds) == (100, 20, 5, 20)
+    assert (r.lambdas.low, r.lambdas.high) == (1e-3, 10.0)
+    assert d.seeds >= 10 and d.per_stage == 150 and len(d.levels) == 3 and d.noise == 0.4
+
+
+def _error(data) -> str:
+    return params_error("curriculum_rerm", CurriculumParams, data)
+
+
+def test_negative_noise_refused(params_copy):
+    params_copy["curriculum_rerm"]["default"]["train"]["ridge"]["noise"] = -1.0
+    msg = _error(params_copy)
+    assert "curriculum_rerm.default.train.ridge.noise = -1.0" in msg and ">= 0" in msg
+
+
+def test_lambda_grid_must_be_ordered(params_copy):
+    params_copy["curriculum_rerm"]["smoke"]["train"]["ridge"]["lambdas"] = {"low": 10.0, "high": 1.0, "points": 3}
+    assert "lambdas.low must be < lambdas.high, got 10.0 >= 1.0" in _error(params_copy)
+
+
+def test_levels_must_end_at_the_target(params_copy):
+    params_copy["curriculum_rerm"]["paper"]["train"]["digits"]["levels"] = [0.0, 0.5]
+    assert "levels must be increasing and end at 1.0" in _error(params_copy)
+
+
+def test_too_many_images_refused(params_copy):
+    params_copy["curriculum_rerm"]["default"]["train"]["digits"]["per_stage"] = 500
+    assert "exceeds the 1797 digits" in _error(params_copy)
+
+
+def test_string_seeds_not_coerced(params_copy):
+    params_copy["curriculum_rerm"]["default"]["train"]["ridge"]["seeds"] = "20"
+    assert "curriculum_rerm.default.train.ridge.seeds = '20'" in _error(params_copy)
+
+
+def test_unknown_key_lists_allowed_keys(params_copy):
+    params_copy["curriculum_rerm"]["default"]["train"]["sgd"]["lr"] = 0.1
+    msg = _error(params_copy)
+    assert "curriculum_rerm.default.train.sgd.lr: unknown key" in msg and "step" in msg
+
+
+def test_stage_exits_2_on_bad_param_before_compute(tmp_path, stage_env, python_exe):
+    code_copy(tmp_path)
+    data = yaml.safe_load((tmp_path / "params.yaml").read_text())
+    data["curriculum_rerm"]["default"]["evaluate"]["ci_level"] = 1.5
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(data))
+    res = run_module(tmp_path, "stages.curriculum_rerm.train", stage_env, python_exe)
+    assert res.returncode == 2, res.stderr
+    assert "curriculum_rerm.default.evaluate.ci_level = 1.5" in res.stderr and "< 1" in res.stderr
+    assert not (tmp_path / "data").exists() and not (tmp_path / "reports").exists()
+
+
+def test_evaluate_without_results_exits_2_naming_the_stage(tmp_path, stage_env, python_exe):
+    code_copy(tmp_path)
+    res = run_module(tmp_path, "stages.curriculum_rerm.evaluate", stage_env, python_exe)
+    assert res.returncode == 2, res.stderr
+    assert "dvc repro curriculum_rerm-train" in res.stderr and "Traceback" not in res.stderr

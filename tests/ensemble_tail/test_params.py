@@ -1,0 +1,82 @@
+"""ensemble_tail params: every profile validates; a bad value stops the stage before any compute
+with exit status 2 and a message naming the key, the value and what is allowed."""
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from stages.common.params import PROFILES, load_study
+from stages.ensemble_tail.params import EnsembleTailParams
+
+from tests.common.conftest import code_copy, params_error, run_module
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_every_profile_validates(real_params, profile):
+    _, p = load_study("ensemble_tail", EnsembleTailParams, real_params, profile=profile)
+    assert p.evaluate.compare_n in p.train.n_grid and p.train.lp.tail_index == 1.5
+
+
+def _error(data) -> str:
+    return params_error("ensemble_tail", EnsembleTailParams, data)
+
+
+def test_tail_index_must_exceed_one(params_copy):
+    params_copy["ensemble_tail"]["default"]["train"]["lp"]["tail_index"] = 0.8
+    msg = _error(params_copy)
+    assert "ensemble_tail.default.train.lp.tail_index = 0.8" in msg and "> 1" in msg
+
+
+def test_compare_n_must_be_in_grid(params_copy):
+    params_copy["ensemble_tail"]["default"]["evaluate"]["compare_n"] = 300
+    assert "evaluate.compare_n = 300 must be one of train.n_grid" in _error(params_copy)
+
+
+def test_costs_need_unique_optimum(params_copy):
+    params_copy["ensemble_tail"]["smoke"]["train"]["lp"]["costs"] = [0.0, 0.05, 0.6]
+    assert "costs must have a unique optimum" in _error(params_copy)
+
+
+def test_subsample_larger_than_half_the_smallest_n_refused(params_copy):
+    params_copy["ensemble_tail"]["default"]["train"]["ensembles"]["k"] = 20
+    assert "the smallest n (25) must be >= the largest subsample size x 2 (ROVEs splits the data) = 40" \
+        in _error(params_copy)
+
+
+def test_grid_must_increase(params_copy):
+    params_copy["ensemble_tail"]["paper"]["train"]["n_grid"] = [25, 100, 50]
+    assert "n_grid must be strictly increasing, got [25, 100, 50]" in _error(params_copy)
+
+
+def test_regression_needs_true_model(params_copy):
+    params_copy["ensemble_tail"]["default"]["train"]["regression"]["sq_dists"] = [0.1, 0.2]
+    assert "sq_dists must contain 0" in _error(params_copy)
+
+
+def test_string_replications_not_coerced(params_copy):
+    params_copy["ensemble_tail"]["default"]["train"]["replications"] = "2000"
+    assert "ensemble_tail.default.train.replications = '2000'" in _error(params_copy)
+
+
+def test_unknown_key_lists_allowed_keys(params_copy):
+    params_copy["ensemble_tail"]["default"]["evaluate"]["nboot"] = 10
+    msg = _error(params_copy)
+    assert "ensemble_tail.default.evaluate.nboot: unknown key" in msg and "n_boot" in msg
+
+
+def test_stage_exits_2_on_bad_param_before_compute(tmp_path, stage_env, python_exe):
+    code_copy(tmp_path)
+    data = yaml.safe_load((tmp_path / "params.yaml").read_text())
+    data["ensemble_tail"]["default"]["train"]["ensembles"]["auto_epsilon_prob"] = 1.5
+    (tmp_path / "params.yaml").write_text(yaml.safe_dump(data))
+    res = run_module(tmp_path, "stages.ensemble_tail.train", stage_env, python_exe)
+    assert res.returncode == 2, res.stderr
+    assert "ensemble_tail.default.train.ensembles.auto_epsilon_prob = 1.5" in res.stderr and "<= 1" in res.stderr
+    assert not (tmp_path / "data").exists() and not (tmp_path / "reports").exists()
+
+
+def test_evaluate_without_data_exits_2_naming_the_stage(tmp_path, stage_env, python_exe):
+    code_copy(tmp_path)
+    res = run_module(tmp_path, "stages.ensemble_tail.evaluate", stage_env, python_exe)
+    assert res.returncode == 2, res.stderr
+    assert "dvc repro ensemble_tail-train" in res.stderr and "Traceback" not in res.stderr

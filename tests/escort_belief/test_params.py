@@ -1,0 +1,66 @@
+"""escort_belief params: every profile validates; bad values stop before compute with a message
+naming the key, the value and what is allowed."""
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from stages.common.params import PROFILES, load_study
+from stages.escort_belief.params import EscortBeliefParams
+from tests.common.conftest import code_copy, params_error, run_module
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_every_profile_validates(real_params, profile):
+    _, p = load_study("escort_belief", EscortBeliefParams, real_params, profile=profile)
+    assert p.prepare.dims == sorted(p.prepare.dims) and p.train.particles >= 4
+
+
+def _error(data) -> str:
+    return params_error("escort_belief", EscortBeliefParams, data)
+
+
+def test_lambda_corr_out_of_range(params_copy):
+    params_copy["escort_belief"]["default"]["train"]["escort"]["lambda_corr"] = 1.5
+    msg = _error(params_copy)
+    assert "escort_belief.default.train.escort.lambda_corr = 1.5" in msg and "<= 1" in msg
+
+
+def test_unsorted_dims_refused(params_copy):
+    params_copy["escort_belief"]["smoke"]["prepare"]["dims"] = [5, 2]
+    assert "dims must be distinct and increasing" in _error(params_copy)
+
+
+def test_cov_order_refused(params_copy):
+    params_copy["escort_belief"]["paper"]["prepare"]["mixture"]["cov_min"] = 5.0
+    assert "cov_min must be <= cov_max" in _error(params_copy)
+
+
+def test_unknown_key_lists_allowed(params_copy):
+    params_copy["escort_belief"]["default"]["evaluate"]["mmd_scale"] = [1.0]
+    msg = _error(params_copy)
+    assert "escort_belief.default.evaluate.mmd_scale: unknown key" in msg and "mmd_scales" in msg
+
+
+def test_stage_exits_2_on_bad_param_before_compute(tmp_path, stage_env, python_exe):
+    root = code_copy(tmp_path)
+    data = yaml.safe_load((root / "params.yaml").read_text())
+    data["escort_belief"]["smoke"]["train"]["particles"] = 2
+    (root / "params.yaml").write_text(yaml.safe_dump(data))
+    res = run_module(root, "stages.escort_belief.prepare", stage_env, python_exe)
+    assert res.returncode == 2, res.stderr
+    assert "escort_belief.smoke.train.particles = 2" in res.stderr
+    assert not (root / "data").exists()
+
+
+def test_train_without_data_exits_2_naming_the_stage(tmp_path, stage_env, python_exe):
+    root = code_copy(tmp_path)
+    res = run_module(root, "stages.escort_belief.train", stage_env, python_exe)
+    assert res.returncode == 2, res.stderr
+    assert "dvc repro escort_belief-prepare" in res.stderr and "Traceback" not in res.stderr
+
+
+def test_official_iters_out_of_range(params_copy):
+    params_copy["escort_belief"]["default"]["train"]["escort_official"]["iters"] = 0
+    msg = _error(params_copy)
+    assert "escort_belief.default.train.escort_official.iters = 0" in msg and ">= 1" in msg

@@ -1,0 +1,1 @@
+"""Tests of the nav_knowledge study."""

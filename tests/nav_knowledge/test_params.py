@@ -1,0 +1,91 @@
+"""nav_knowledge params: every profile validates; a bad value stops the stage before any compute
+with exit status 2 and a message naming the key, the value and what is allowed."""
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+import yaml
+
+from stages.common.params import PROFILES, load_study
+from stages.nav_knowledge.params import NavKnowledgeParams
+
+from tests.common.conftest import params_error
+
+from .conftest import REPO
+
+STUDY = "nav_knowledge"
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_every_profile_validates(real_params, profile):
+    _, p = load_study(STUDY, NavKnowledgeParams, real_params, profile=profile)
+    assert 64 in p.replan.sizes and p.prepare.held_out < p.prepare.trajectories
+
+
+def _error(data) -> str:
+    return params_error(STUDY, NavKnowledgeParams, data)
+
+
+def test_held_out_must_leave_training_trajectories(params_copy):
+    params_copy[STUDY]["default"]["prepare"]["held_out"] = 4
+    assert "held_out must be < trajectories, got held_out=4, trajectories=4" in _error(params_copy)
+
+
+def test_replan_sizes_need_64(params_copy):
+    params_copy[STUDY]["smoke"]["replan"]["sizes"] = [16, 32]
+    assert "sizes must include 64 (the claim is at 64x64), got [16, 32]" in _error(params_copy)
+
+
+def test_wall_len_order(params_copy):
+    params_copy[STUDY]["paper"]["prepare"]["wall_len"] = [4, 2]
+    assert "wall_len must be [shortest, longest], got [4, 2]" in _error(params_copy)
+
+
+def test_p_known_out_of_range(params_copy):
+    params_copy[STUDY]["default"]["prepare"]["p_known"] = 1.0
+    msg = _error(params_copy)
+    assert "nav_knowledge.default.prepare.p_known = 1.0" in msg and "< 1" in msg
+
+
+def test_burn_below_sweeps(params_copy):
+    params_copy[STUDY]["default"]["train"]["gibbs_burn"] = 50
+    assert "gibbs_burn must be < gibbs_sweeps, got 50 >= 50" in _error(params_copy)
+
+
+def test_string_particles_not_coerced(params_copy):
+    params_copy[STUDY]["default"]["train"]["particles"] = "64"
+    assert "nav_knowledge.default.train.particles = '64'" in _error(params_copy)
+
+
+def test_unknown_key_lists_allowed_keys(params_copy):
+    params_copy[STUDY]["default"]["evaluate"]["relevence"] = 1.0
+    msg = _error(params_copy)
+    assert "nav_knowledge.default.evaluate.relevence: unknown key" in msg and "relevance" in msg
+
+
+def _run(tmp_path, stage_env, python_exe, step: str, edit=None):
+    from stages.common.checkout import copy_checkout
+
+    root = copy_checkout(REPO, tmp_path / "repo", profile="default")
+    if edit is not None:
+        data = yaml.safe_load((root / "params.yaml").read_text())
+        edit(data)
+        (root / "params.yaml").write_text(yaml.safe_dump(data))
+    res = subprocess.run([python_exe, "-m", f"stages.nav_knowledge.{step}"], cwd=root, env=stage_env,
+                         capture_output=True, text=True, timeout=120)
+    return res, root
+
+
+def test_stage_exits_2_on_bad_param_before_compute(tmp_path, stage_env, python_exe):
+    res, root = _run(tmp_path, stage_env, python_exe, "prepare",
+                     lambda d: d[STUDY]["default"]["prepare"].update(beta=-1.0))
+    assert res.returncode == 2, res.stderr
+    assert "nav_knowledge.default.prepare.beta = -1.0" in res.stderr and "> 0" in res.stderr
+    assert "nav_knowledge-prepare] profile" not in res.stdout          # stopped before the stage body
+
+
+def test_train_without_data_exits_2_naming_the_stage(tmp_path, stage_env, python_exe):
+    res, _ = _run(tmp_path, stage_env, python_exe, "train")
+    assert res.returncode == 2, res.stderr
+    assert "dvc repro nav_knowledge-prepare" in res.stderr and "Traceback" not in res.stderr
