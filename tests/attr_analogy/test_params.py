@@ -2,18 +2,12 @@
 any compute with exit status 2 and a message naming the key and the value."""
 from __future__ import annotations
 
-import shutil
-import subprocess
-
 import pytest
-import yaml
 
 from stages.attr_analogy.params import AttrParams
 from stages.common.params import PROFILES, load_study
 
-from tests.common.conftest import params_error
-
-from .conftest import REPO
+from tests.common.conftest import code_copy, params_error, run_module
 
 
 @pytest.mark.parametrize("profile", PROFILES)
@@ -66,22 +60,11 @@ def test_unknown_key_lists_allowed_keys(params_copy):
     assert "attr_analogy.default.train.pseudo_count: unknown key" in msg and "pseudocount" in msg
 
 
-def _repo_copy(tmp_path):
-    for f in ("params.yaml", "dvc.yaml"):
-        shutil.copy(REPO / f, tmp_path / f)
-    shutil.copytree(REPO / "stages", tmp_path / "stages", ignore=shutil.ignore_patterns("__pycache__"))
-    return tmp_path
-
-
 def test_stage_exits_2_on_bad_param_before_compute(tmp_path, stage_env, python_exe):
     """A corrupted params.yaml: `python -m stages.attr_analogy.train` exits 2, names key and value,
     writes nothing."""
-    root = _repo_copy(tmp_path)
-    data = yaml.safe_load((root / "params.yaml").read_text())
-    data["attr_analogy"]["smoke"]["train"]["analogies_per_relation"] = 3        # < 10
-    (root / "params.yaml").write_text(yaml.safe_dump(data))
-    res = subprocess.run([python_exe, "-m", "stages.attr_analogy.train"], cwd=root, env=stage_env,
-                         capture_output=True, text=True, timeout=120)
+    root = code_copy(tmp_path, params={"attr_analogy.smoke.train.analogies_per_relation": 3})   # < 10
+    res = run_module(root, "stages.attr_analogy.train", stage_env, python_exe)
     assert res.returncode == 2, res.stderr
     assert "attr_analogy.default.train.analogies_per_relation" not in res.stderr
     assert "attr_analogy.smoke.train.analogies_per_relation = 3" in res.stderr
@@ -90,8 +73,7 @@ def test_stage_exits_2_on_bad_param_before_compute(tmp_path, stage_env, python_e
 
 def test_stage_exits_2_when_a_named_corpus_is_missing(tmp_path, stage_env, python_exe):
     """Valid params but no corpus folder: exit 2 naming the corpus, not a traceback."""
-    root = _repo_copy(tmp_path)
-    res = subprocess.run([python_exe, "-m", "stages.attr_analogy.train"], cwd=root, env=stage_env,
-                         capture_output=True, text=True, timeout=120)
+    root = code_copy(tmp_path)
+    res = run_module(root, "stages.attr_analogy.train", stage_env, python_exe)
     assert res.returncode == 2, res.stderr
     assert "corpus 'narrow'" in res.stderr and "Traceback" not in res.stderr

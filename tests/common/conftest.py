@@ -94,14 +94,25 @@ def run_chain(root: Path, env: dict, python_exe: str, chain, study: str, reports
     return {name: json.loads((root / f"reports/{study}/{name}.json").read_text()) for name in reports}
 
 
-def code_copy(tmp_path: Path) -> Path:
+def code_copy(tmp_path: Path, params: dict[str, object] | None = None) -> Path:
     """params.yaml, dvc.yaml and stages/ copied into ``tmp_path`` (no data, no git): enough for a
-    stage that must stop on bad params or missing inputs before any compute."""
+    stage that must stop on bad params or missing inputs before any compute. ``params`` sets
+    values in the copy's params.yaml by dotted key, e.g. ``{"nac_b.default.prepare.rvi_tau": 1.5}``."""
     import shutil
 
     for f in ("params.yaml", "dvc.yaml"):
         shutil.copy(REPO / f, tmp_path / f)
     shutil.copytree(REPO / "stages", tmp_path / "stages", ignore=shutil.ignore_patterns("__pycache__"))
+    if params:
+        path = tmp_path / "params.yaml"
+        data = yaml.safe_load(path.read_text())
+        for dotted, value in params.items():
+            *parents, key = dotted.split(".")
+            node = data
+            for name in parents:
+                node = node[name]
+            node[key] = value
+        path.write_text(yaml.safe_dump(data))
     return tmp_path
 
 

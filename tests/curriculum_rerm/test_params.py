@@ -3,7 +3,6 @@ with exit status 2 and a message naming the key, the value and what is allowed."
 from __future__ import annotations
 
 import pytest
-import yaml
 
 from stages.common.params import PROFILES, load_study
 from stages.curriculum_rerm.params import CurriculumParams
@@ -62,10 +61,7 @@ def test_unknown_key_lists_allowed_keys(params_copy):
 
 
 def test_stage_exits_2_on_bad_param_before_compute(tmp_path, stage_env, python_exe):
-    code_copy(tmp_path)
-    data = yaml.safe_load((tmp_path / "params.yaml").read_text())
-    data["curriculum_rerm"]["default"]["evaluate"]["ci_level"] = 1.5
-    (tmp_path / "params.yaml").write_text(yaml.safe_dump(data))
+    code_copy(tmp_path, params={"curriculum_rerm.default.evaluate.ci_level": 1.5})
     res = run_module(tmp_path, "stages.curriculum_rerm.train", stage_env, python_exe)
     assert res.returncode == 2, res.stderr
     assert "curriculum_rerm.default.evaluate.ci_level = 1.5" in res.stderr and "< 1" in res.stderr

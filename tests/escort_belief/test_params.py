@@ -3,7 +3,6 @@ naming the key, the value and what is allowed."""
 from __future__ import annotations
 
 import pytest
-import yaml
 
 from stages.common.params import PROFILES, load_study
 from stages.escort_belief.params import EscortBeliefParams
@@ -43,10 +42,7 @@ def test_unknown_key_lists_allowed(params_copy):
 
 
 def test_stage_exits_2_on_bad_param_before_compute(tmp_path, stage_env, python_exe):
-    root = code_copy(tmp_path)
-    data = yaml.safe_load((root / "params.yaml").read_text())
-    data["escort_belief"]["smoke"]["train"]["particles"] = 2
-    (root / "params.yaml").write_text(yaml.safe_dump(data))
+    root = code_copy(tmp_path, params={"escort_belief.smoke.train.particles": 2})
     res = run_module(root, "stages.escort_belief.prepare", stage_env, python_exe)
     assert res.returncode == 2, res.stderr
     assert "escort_belief.smoke.train.particles = 2" in res.stderr

@@ -3,7 +3,6 @@ with exit status 2 and a message naming the key, the value and what is allowed."
 from __future__ import annotations
 
 import pytest
-import yaml
 
 from stages.common.params import PROFILES, load_study
 from stages.linear_cmdp.params import LinearCmdpParams
@@ -69,10 +68,7 @@ def test_string_episodes_not_coerced(params_copy):
 
 
 def test_stage_exits_2_on_bad_param_before_compute(tmp_path, stage_env, python_exe):
-    code_copy(tmp_path)
-    data = yaml.safe_load((tmp_path / "params.yaml").read_text())
-    data["linear_cmdp"]["default"]["evaluate"]["violation_tol"] = 0.5
-    (tmp_path / "params.yaml").write_text(yaml.safe_dump(data))
+    code_copy(tmp_path, params={"linear_cmdp.default.evaluate.violation_tol": 0.5})
     res = run_module(tmp_path, "stages.linear_cmdp.prepare", stage_env, python_exe)
     assert res.returncode == 2, res.stderr
     assert "linear_cmdp.default.evaluate.violation_tol = 0.5" in res.stderr and "<= 0.001" in res.stderr

@@ -2,18 +2,12 @@
 with exit status 2 and a message naming the key, the value and what is allowed."""
 from __future__ import annotations
 
-import shutil
-import subprocess
-
 import pytest
-import yaml
 
 from stages.common.params import PROFILES, load_study
 from stages.mairl_entropy.params import MairlParams
 
-from tests.common.conftest import params_error
-
-from .conftest import REPO
+from tests.common.conftest import code_copy, params_error, run_module
 
 
 @pytest.mark.parametrize("profile", PROFILES)
@@ -56,14 +50,8 @@ def test_unknown_key_lists_allowed_keys(params_copy):
 
 
 def test_stage_exits_2_on_bad_param_before_compute(tmp_path, stage_env, python_exe):
-    for f in ("params.yaml", "dvc.yaml"):
-        shutil.copy(REPO / f, tmp_path / f)
-    shutil.copytree(REPO / "stages", tmp_path / "stages", ignore=shutil.ignore_patterns("__pycache__"))
-    data = yaml.safe_load((tmp_path / "params.yaml").read_text())
-    data["mairl_entropy"]["smoke"]["prepare"]["n_actions"] = [2, 1]
-    (tmp_path / "params.yaml").write_text(yaml.safe_dump(data))
-    res = subprocess.run([python_exe, "-m", "stages.mairl_entropy.prepare"], cwd=tmp_path, env=stage_env,
-                         capture_output=True, text=True, timeout=120)
+    code_copy(tmp_path, params={"mairl_entropy.smoke.prepare.n_actions": [2, 1]})
+    res = run_module(tmp_path, "stages.mairl_entropy.prepare", stage_env, python_exe)
     assert res.returncode == 2, res.stderr
     assert "mairl_entropy.smoke.prepare.n_actions[1] = 1" in res.stderr and ">= 2" in res.stderr
     assert not (tmp_path / "data").exists() and not (tmp_path / "reports").exists()

@@ -2,17 +2,12 @@
 with exit status 2 and a message naming the key, the value and what is allowed."""
 from __future__ import annotations
 
-import subprocess
-
 import pytest
-import yaml
 
 from stages.common.params import PROFILES, load_study
 from stages.mnl_assortment.params import MnlAssortmentParams
 
-from tests.common.conftest import params_error
-
-from .conftest import REPO
+from tests.common.conftest import code_copy, params_error, run_module
 
 STUDY = "mnl_assortment"
 
@@ -72,24 +67,9 @@ def test_unknown_key_lists_allowed_keys(params_copy):
     assert "mnl_assortment.default.evaluate.nboot: unknown key" in msg and "n_boot" in msg
 
 
-def _run(tmp_path, stage_env, python_exe, step: str, edit=None):
-    """Run one stage in a fresh copy of the checkout (stages.common.checkout), params edited by
-    ``edit(data)`` first; returns the CompletedProcess and the copy's root."""
-    from stages.common.checkout import copy_checkout
-
-    root = copy_checkout(REPO, tmp_path / "repo", profile="default")
-    if edit is not None:
-        data = yaml.safe_load((root / "params.yaml").read_text())
-        edit(data)
-        (root / "params.yaml").write_text(yaml.safe_dump(data))
-    res = subprocess.run([python_exe, "-m", f"stages.mnl_assortment.{step}"], cwd=root, env=stage_env,
-                         capture_output=True, text=True, timeout=120)
-    return res, root
-
-
 def test_stage_exits_2_on_bad_param_before_compute(tmp_path, stage_env, python_exe):
-    res, root = _run(tmp_path, stage_env, python_exe, "prepare",
-                     lambda d: d[STUDY]["default"]["prepare"].update(behaviour_explore=1.5))
+    root = code_copy(tmp_path, params={"mnl_assortment.default.prepare.behaviour_explore": 1.5})
+    res = run_module(root, "stages.mnl_assortment.prepare", stage_env, python_exe)
     assert res.returncode == 2, res.stderr
     assert "mnl_assortment.default.prepare.behaviour_explore = 1.5" in res.stderr and "< 1" in res.stderr
     assert not (root / "data/mnl_assortment/env.npz").exists()
@@ -97,6 +77,6 @@ def test_stage_exits_2_on_bad_param_before_compute(tmp_path, stage_env, python_e
 
 
 def test_train_without_data_exits_2_naming_the_stage(tmp_path, stage_env, python_exe):
-    res, _ = _run(tmp_path, stage_env, python_exe, "train")
+    res = run_module(code_copy(tmp_path), "stages.mnl_assortment.train", stage_env, python_exe)
     assert res.returncode == 2, res.stderr
     assert "dvc repro mnl_assortment-prepare" in res.stderr and "Traceback" not in res.stderr

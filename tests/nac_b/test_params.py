@@ -3,7 +3,6 @@ exit status 2 and a message naming the key, the value and what is allowed."""
 from __future__ import annotations
 
 import pytest
-import yaml
 
 from stages.common.params import PROFILES, load_study
 from stages.nac_b.params import NacBParams
@@ -60,10 +59,7 @@ def test_unknown_key_lists_allowed_keys(params_copy):
 
 
 def test_stage_exits_2_on_bad_param_before_compute(tmp_path, stage_env, python_exe):
-    code_copy(tmp_path)
-    data = yaml.safe_load((tmp_path / "params.yaml").read_text())
-    data["nac_b"]["default"]["prepare"]["rvi_tau"] = 1.5
-    (tmp_path / "params.yaml").write_text(yaml.safe_dump(data))
+    code_copy(tmp_path, params={"nac_b.default.prepare.rvi_tau": 1.5})
     res = run_module(tmp_path, "stages.nac_b.prepare", stage_env, python_exe)
     assert res.returncode == 2, res.stderr
     assert "nac_b.default.prepare.rvi_tau = 1.5" in res.stderr and "< 1" in res.stderr

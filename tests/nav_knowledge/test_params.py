@@ -2,17 +2,12 @@
 with exit status 2 and a message naming the key, the value and what is allowed."""
 from __future__ import annotations
 
-import subprocess
-
 import pytest
-import yaml
 
 from stages.common.params import PROFILES, load_study
 from stages.nav_knowledge.params import NavKnowledgeParams
 
-from tests.common.conftest import params_error
-
-from .conftest import REPO
+from tests.common.conftest import code_copy, params_error, run_module
 
 STUDY = "nav_knowledge"
 
@@ -64,28 +59,15 @@ def test_unknown_key_lists_allowed_keys(params_copy):
     assert "nav_knowledge.default.evaluate.relevence: unknown key" in msg and "relevance" in msg
 
 
-def _run(tmp_path, stage_env, python_exe, step: str, edit=None):
-    from stages.common.checkout import copy_checkout
-
-    root = copy_checkout(REPO, tmp_path / "repo", profile="default")
-    if edit is not None:
-        data = yaml.safe_load((root / "params.yaml").read_text())
-        edit(data)
-        (root / "params.yaml").write_text(yaml.safe_dump(data))
-    res = subprocess.run([python_exe, "-m", f"stages.nav_knowledge.{step}"], cwd=root, env=stage_env,
-                         capture_output=True, text=True, timeout=120)
-    return res, root
-
-
 def test_stage_exits_2_on_bad_param_before_compute(tmp_path, stage_env, python_exe):
-    res, root = _run(tmp_path, stage_env, python_exe, "prepare",
-                     lambda d: d[STUDY]["default"]["prepare"].update(beta=-1.0))
+    root = code_copy(tmp_path, params={"nav_knowledge.default.prepare.beta": -1.0})
+    res = run_module(root, "stages.nav_knowledge.prepare", stage_env, python_exe)
     assert res.returncode == 2, res.stderr
     assert "nav_knowledge.default.prepare.beta = -1.0" in res.stderr and "> 0" in res.stderr
     assert "nav_knowledge-prepare] profile" not in res.stdout          # stopped before the stage body
 
 
 def test_train_without_data_exits_2_naming_the_stage(tmp_path, stage_env, python_exe):
-    res, _ = _run(tmp_path, stage_env, python_exe, "train")
+    res = run_module(code_copy(tmp_path), "stages.nav_knowledge.train", stage_env, python_exe)
     assert res.returncode == 2, res.stderr
     assert "dvc repro nav_knowledge-prepare" in res.stderr and "Traceback" not in res.stderr

@@ -3,7 +3,6 @@ exit status 2 and a message naming the key, the value and what is allowed."""
 from __future__ import annotations
 
 import pytest
-import yaml
 
 from stages.common.params import PROFILES, load_study
 from stages.repo_safety.params import RepoSafetyParams
@@ -68,10 +67,7 @@ def test_unknown_key_lists_allowed_keys(params_copy):
 
 
 def test_stage_exits_2_on_bad_param_before_compute(tmp_path, stage_env, python_exe):
-    code_copy(tmp_path)
-    data = yaml.safe_load((tmp_path / "params.yaml").read_text())
-    data["repo_safety"]["smoke"]["train"]["margin"] = -0.05
-    (tmp_path / "params.yaml").write_text(yaml.safe_dump(data))
+    code_copy(tmp_path, params={"repo_safety.smoke.train.margin": -0.05})
     res = run_module(tmp_path, "stages.repo_safety.prepare", stage_env, python_exe)
     assert res.returncode == 2, res.stderr
     assert "repo_safety.smoke.train.margin = -0.05" in res.stderr and ">= 0" in res.stderr
