@@ -156,16 +156,14 @@ class SequenceForm:
         return exploitability(self, self.trees[0].reach(pi0), self.trees[1].reach(pi1))
 
     def save(self, path: str | Path) -> None:
-        from stages.common.io import atomic_path
+        from stages.common.io import write_npz
 
         arrays = {"game": np.array(self.game), "t_seq": self.t_seq, "t_chance": self.t_chance,
                   "t_util": self.t_util}
         for p, t in enumerate(self.trees):
             for k in ("parent", "start", "nact", "actions", "keys", "level_inf", "level_seq"):
                 arrays[f"p{p}_{k}"] = getattr(t, k)
-        with atomic_path(path, suffix=".npz") as tmp:
-            with open(tmp, "wb") as fh:
-                np.savez_compressed(fh, **arrays)
+        write_npz(path, arrays)
 
     @classmethod
     def load(cls, path: str | Path) -> "SequenceForm":

@@ -35,7 +35,7 @@ def random_game(rng: np.random.Generator, n_states: int, n_actions: tuple[int, i
 def generate(seed: int, n_games: int, n_states: int, n_actions: tuple[int, int], gamma: float,
              reward_low: float, reward_high: float, concentration: float,
              stake_low: float, stake_high: float) -> dict[str, np.ndarray]:
-    """Everything prepare saves (arrays for ``np.savez``): ``P[g], R[g], mu0[g]`` of the random
+    """Everything prepare saves (arrays for ``write_npz``): ``P[g], R[g], mu0[g]`` of the random
     games, ``gamma``, and the ambiguity example's transitions and stakes."""
     rng = np.random.default_rng(np.random.SeedSequence([seed, 0x4D41]))
     games = [random_game(rng, n_states, n_actions, gamma, reward_low, reward_high, concentration)

@@ -19,7 +19,7 @@ def main() -> None:
     with stage("mairl_entropy", "prepare", MairlParams) as ctx:
         import numpy as np
 
-        from stages.common.io import atomic_path, write_json
+        from stages.common.io import write_json, write_npz
 
         from . import games
 
@@ -27,9 +27,7 @@ def main() -> None:
         data = games.generate(ctx.seed, p.n_games, p.n_states, tuple(p.n_actions), p.gamma,
                               p.reward_low, p.reward_high, p.transition_concentration,
                               p.stake_low, p.stake_high)
-        with atomic_path(ctx.path(GAMES), suffix=".npz") as tmp:
-            with open(tmp, "wb") as fh:
-                np.savez(fh, **data)
+        write_npz(ctx.path(GAMES), data)
         row_sums = data["P"].sum(axis=-1)
         summary = {
             "n_games": p.n_games, "n_states": p.n_states, "n_actions": list(p.n_actions),

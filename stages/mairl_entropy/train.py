@@ -209,7 +209,7 @@ def main() -> None:
         from tqdm import tqdm
 
         from stages.common.device import limit_threads
-        from stages.common.io import atomic_path, write_json
+        from stages.common.io import write_json, write_npz
 
         from . import games as G
 
@@ -237,9 +237,7 @@ def main() -> None:
         ns, arrays, rec_conv = recovery(games, pis, p.tau, p.recovery, solver, _rng(ctx.seed, "recovery"), tqdm)
         times["recovery_s"] = time.perf_counter() - t0
 
-        with atomic_path(ctx.path(SWEEP), suffix=".npz") as tmp:
-            with open(tmp, "wb") as fh:
-                np.savez(fh, n=ns, **arrays)
+        write_npz(ctx.path(SWEEP), {"n": ns, **arrays})
         results = {"tau": p.tau, "gamma": float(data["gamma"]), "uniqueness": uniq, "tau_sweep": sweep_tau,
                    "verify": ver, "ambiguity": amb,
                    "recovery": {"sampling": p.recovery.sampling, "smoothing": p.recovery.smoothing,

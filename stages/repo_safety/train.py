@@ -90,10 +90,9 @@ def main() -> None:
     with stage("repo_safety", "train", RepoSafetyParams) as ctx:
         import json
 
-        import numpy as np
         from tqdm import tqdm
 
-        from stages.common.io import atomic_path, write_json
+        from stages.common.io import write_json, write_npz
 
         tp = ctx.params.train
         try:
@@ -119,8 +118,7 @@ def main() -> None:
                 arrays.update(arr)
                 arrays[f"{key}__harmful"] = harmful
         ctx.run.log_metrics({"seconds.total": time.perf_counter() - t0})
-        with atomic_path(ctx.path(POLICIES), suffix=".npz") as tmp:
-            np.savez_compressed(tmp, **arrays)
+        write_npz(ctx.path(POLICIES), arrays)
         write_json(ctx.path(CURVES), curves)
         write_json(ctx.path(METRICS), out)
         t0 = time.perf_counter()
