@@ -404,35 +404,10 @@ class Problem:
 
     # -- Pyomo ------------------------------------------------------------------------
     def pyomo(self) -> str:
-        dom = "Integers" if self.integer else "Reals"
-        sense = "minimize" if self.sense == "min" else "maximize"
-        out = ["from pyomo.environ import *", "", "", "def build_model():",
-               f"    \"\"\"{self.ptype} problem; complexities: {', '.join(self.complexities) or 'linear'}.\"\"\"",
-               "    m = ConcreteModel()"]
-        for v, d in self.dims.items():
-            out.append(f"    m.{v} = Var(RangeSet(1, {d}), domain={dom}, bounds=({self.lo}, {self.hi}))")
-        if self.ptype == "multi":
-            for k, o in enumerate(self.objectives, 1):
-                out.append(f"    m.obj{k} = Objective(expr={o.py()}, sense={sense})")
-        else:
-            out.append(f"    m.obj = Objective(expr={self.objectives[0].py()}, sense={sense})")
-        k = 0
-        for c in self.constraints:
-            if c.level == "upper":
-                k += 1
-                out.append(f"    m.c{k} = Constraint(expr={c.py()})")
-        if self.ptype == "bilevel":
-            out.append("    # lower level: y minimises this for the upper level's x (solve it with x fixed)")
-            out.append("    m.lower = Block()")
-            out.append(f"    m.lower.obj = Objective(expr={self.lower_objective.py()}, sense=minimize)")
-            j = 0
-            for c in self.constraints:
-                if c.level == "lower":
-                    j += 1
-                    out.append(f"    m.lower.c{j} = Constraint(expr={c.py()})")
-            out.append("    m.lower.obj.deactivate()")
-        out.append("    return m")
-        return "\n".join(out) + "\n"
+        doc = f"{self.ptype} problem; complexities: {', '.join(self.complexities) or 'linear'}."
+        return pyomo_script({v: (d, self.lo, self.hi, self.integer) for v, d in self.dims.items()},
+                            self.sense, self.objectives, self.constraints,
+                            lower_objective=self.lower_objective, docstring=doc)
 
     # -- values -----------------------------------------------------------------------
     def objective_values(self, env) -> list[float]:
@@ -449,6 +424,46 @@ class Problem:
                 "family": self.meta.get("family", "free"),
                 "objectives": len(self.objectives) + (1 if self.lower_objective else 0),
                 "constraints": len(self.constraints)}
+
+
+def pyomo_script(domains: dict[str, tuple[int, int, int, bool]], sense: str, objectives: list[Expr],
+                 constraints: list[Constraint], *, lower_objective: Expr | None = None,
+                 lower_sense: str = "min", docstring: str | None = None) -> str:
+    """A Pyomo script whose ``build_model()`` returns the model: variables name -> (n, lo, hi,
+    integer) over RangeSet(1, n); ``m.obj`` (``m.obj1..k`` when there are several objectives);
+    ``m.c1..`` for the upper-level constraints; a bilevel problem's lower level in the Block
+    ``m.lower`` with its objective deactivated. The generator writes every sample's script with it
+    (with a docstring of tags), and so does M2's rule-based translator (without one)."""
+    pyo_sense = "minimize" if sense == "min" else "maximize"
+    out = ["from pyomo.environ import *", "", "", "def build_model():"]
+    if docstring is not None:
+        out.append(f"    \"\"\"{docstring}\"\"\"")
+    out.append("    m = ConcreteModel()")
+    for v, (n, lo, hi, integer) in domains.items():
+        out.append(f"    m.{v} = Var(RangeSet(1, {n}), domain={'Integers' if integer else 'Reals'}, bounds=({lo}, {hi}))")
+    if len(objectives) > 1:
+        for k, o in enumerate(objectives, 1):
+            out.append(f"    m.obj{k} = Objective(expr={o.py()}, sense={pyo_sense})")
+    else:
+        out.append(f"    m.obj = Objective(expr={objectives[0].py()}, sense={pyo_sense})")
+    k = 0
+    for c in constraints:
+        if c.level == "upper":
+            k += 1
+            out.append(f"    m.c{k} = Constraint(expr={c.py()})")
+    if lower_objective is not None:
+        lsense = "minimize" if lower_sense == "min" else "maximize"
+        out.append("    # lower level: y minimises this for the upper level's x (solve it with x fixed)")
+        out.append("    m.lower = Block()")
+        out.append(f"    m.lower.obj = Objective(expr={lower_objective.py()}, sense={lsense})")
+        j = 0
+        for c in constraints:
+            if c.level == "lower":
+                j += 1
+                out.append(f"    m.lower.c{j} = Constraint(expr={c.py()})")
+        out.append("    m.lower.obj.deactivate()")
+    out.append("    return m")
+    return "\n".join(out) + "\n"
 
 
 def _join(parts: list[list[str]], sep: list[str]) -> list[str]:

@@ -67,28 +67,31 @@ class Encoder(nn.Module):
         return f.flatten(1, 2)
 
 
+def sinusoids(n: int, d: int) -> torch.Tensor:
+    """The transformer's fixed position encodings, (n, d) (M2's seq2seq model uses them too)."""
+    pos = torch.arange(n, dtype=torch.float32)[:, None]
+    freq = torch.exp(torch.arange(0, d, 2, dtype=torch.float32) * (-math.log(10000.0) / d))
+    out = torch.zeros(n, d)
+    out[:, 0::2] = torch.sin(pos * freq)
+    out[:, 1::2] = torch.cos(pos * freq[: d // 2])
+    return out
+
+
 def sine_2d(rows: int, cols: int, d: int) -> torch.Tensor:
     """Fixed 2-D position encodings (rows, cols, d): the first d/2 channels are the transformer's
     sinusoids of the row index, the other d/2 those of the column index. Unlike learned
     embeddings they tell positions apart from the first step, so cross-attention can start
     aligning tokens with places in the image at once."""
-    def enc(n: int, k: int) -> torch.Tensor:
-        pos = torch.arange(n, dtype=torch.float32)[:, None]
-        freq = torch.exp(torch.arange(0, k, 2, dtype=torch.float32) * (-math.log(10000.0) / k))
-        out = torch.zeros(n, k)
-        out[:, 0::2] = torch.sin(pos * freq)
-        out[:, 1::2] = torch.cos(pos * freq[: k // 2])
-        return out
-
     half = d // 2
-    r = enc(rows, half)[:, None, :].expand(rows, cols, half)
-    c = enc(cols, d - half)[None, :, :].expand(rows, cols, d - half)
+    r = sinusoids(rows, half)[:, None, :].expand(rows, cols, half)
+    c = sinusoids(cols, d - half)[None, :, :].expand(rows, cols, d - half)
     return torch.cat([r, c], -1)
 
 
 class DecoderLayer(nn.Module):
     """Pre-norm transformer decoder layer with a key/value cache, so decoding a token costs one
-    position instead of the whole prefix."""
+    position instead of the whole prefix: causal self-attention, cross-attention to the encoder's
+    output (under an optional source padding mask: M2's seq2seq model uses one), feed-forward."""
 
     def __init__(self, d: int, heads: int, ff: int, dropout: float, attn_dropout: float = 0.0):
         super().__init__()
@@ -113,7 +116,9 @@ class DecoderLayer(nn.Module):
         k, v = self.kv2(memory).chunk(2, -1)
         return self._split(k), self._split(v)
 
-    def forward(self, x, mem_kv, cache: dict | None = None):
+    def forward(self, x, mem_kv, cache: dict | None = None, mem_mask: torch.Tensor | None = None):
+        """x (B, T, d); mem_mask None (attend to every source position) or (B, 1, 1, S), True
+        where a source position may be attended."""
         import torch.nn.functional as F
 
         p = self.p if self.training else 0.0
@@ -125,7 +130,8 @@ class DecoderLayer(nn.Module):
         causal = q.shape[2] > 1
         a = F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=causal)
         x = x + self.drop(self.o1(self._merge(a)))
-        a = F.scaled_dot_product_attention(self._split(self.q2(self.n2(x))), *mem_kv, dropout_p=p)
+        a = F.scaled_dot_product_attention(self._split(self.q2(self.n2(x))), *mem_kv, attn_mask=mem_mask,
+                                           dropout_p=p)
         x = x + self.drop(self.o2(self._merge(a)))
         return x + self.drop(self.ff(self.n3(x)))
 

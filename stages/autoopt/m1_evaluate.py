@@ -8,8 +8,10 @@ learning curve.
 * Learning curve: each curve model (trained on a fraction of the training split for
   ``curve_steps`` steps) decoded greedily on the first ``curve_images`` printed test images.
 
-Outputs: reports/autoopt/metrics.json (claims read it), bleu.png, learning_curve.png,
-learning_curve.csv, scores.csv, examples.json.
+Outputs: reports/autoopt/m1_metrics.json (the end-to-end stage merges it into metrics.json, which
+claims.yaml reads), data/autoopt/m1_predictions.json (M1's greedy LaTeX for every test image: M2 and
+the end-to-end stage read it), bleu.png, learning_curve.png, learning_curve.csv, scores.csv,
+examples.json.
 """
 from __future__ import annotations
 
@@ -17,7 +19,8 @@ from stages.common.stage import stage
 
 from .m1_train import TRAIN_SPLIT, images_array
 from .params import AutoOptParams
-from .paths import CSV_CURVE, CSV_SCORES, DATASET, EXAMPLES, METRICS, MODEL_DIR, PLOT_BLEU, PLOT_CURVE
+from .paths import (CSV_CURVE, CSV_SCORES, DATASET, EXAMPLES, M1_METRICS, M1_PREDICTIONS, MODEL_DIR,
+                    PLOT_BLEU, PLOT_CURVE)
 EVAL_SPLITS = {"printed": "test", "handwritten": "test_handwritten"}
 
 
@@ -67,6 +70,7 @@ def main() -> None:
 
         results: dict = {"m1": {}, "m1_beam": {}, "retrieval": {}, "margin_bleu": {}}
         examples: dict = {}
+        predictions: dict = {}
         score_rows = []
         printed_images = None
         for name, split in EVAL_SPLITS.items():
@@ -80,6 +84,7 @@ def main() -> None:
             if name == "printed":
                 printed_images = x
             hyp = decode_greedy(model, vocab, x, device)
+            predictions[name] = [{"id": i, "latex": h} for i, h in zip(ds["id"], hyp)]
             nn_idx = M.nearest(x_train_small, images_array(ds, rh, rw, f"{split} retrieval"))
             ret = [train_latex[i] for i in nn_idx]
             results["m1"][name] = M.score(hyp, refs)
@@ -119,7 +124,8 @@ def main() -> None:
             results["curve"] = {"points": curve, "images": len(refs),
                                 "bleu_gain_smallest_to_largest": (curve[-1]["bleu"] - curve[0]["bleu"]) if curve else None}
         results["m1_parameters"] = sum(p.numel() for p in model.parameters())
-        write_json(ctx.path(METRICS), results)
+        write_json(ctx.path(M1_METRICS), results)
+        write_json(ctx.path(M1_PREDICTIONS), predictions)
         write_json(ctx.path(EXAMPLES), examples)
         write_csv(ctx.path(CSV_SCORES), score_rows)
 

@@ -157,8 +157,10 @@ def save_checkpoint(path, model, cfg, vocab, extra: dict | None = None) -> None:
         torch.save(blob, tmp)
 
 
-def save_mlflow_model(target, checkpoint) -> None:
-    """An MLflow pyfunc model (models-from-code: m1_pyfunc.py + the checkpoint artifact)."""
+def save_mlflow_model(target, checkpoint, code_file: str = "m1_pyfunc.py",
+                      requirements: tuple[str, ...] = ("torch==2.13.0", "numpy==2.4.6", "pillow")) -> None:
+    """An MLflow pyfunc model (models from code: ``code_file`` in this folder + the checkpoint
+    artifact), written atomically to ``target``. M1 and M2's seq2seq model both use it."""
     import os
     from pathlib import Path
 
@@ -167,12 +169,12 @@ def save_mlflow_model(target, checkpoint) -> None:
 
     from stages.common.io import atomic_dir
 
-    code = Path(__file__).with_name("m1_pyfunc.py")
+    code = Path(__file__).with_name(code_file)
     with atomic_dir(target) as tmp:
         out = Path(tmp) / "model"
         mlflow.pyfunc.save_model(str(out), python_model=str(code),
                                  artifacts={"checkpoint": str(checkpoint)},
-                                 pip_requirements=["torch==2.13.0", "numpy==2.4.6", "pillow"])
+                                 pip_requirements=list(requirements))
         for p in out.iterdir():
             os.replace(p, Path(tmp) / p.name)
         out.rmdir()

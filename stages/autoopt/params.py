@@ -1,4 +1,4 @@
-"""Typed parameters of the autoopt study (part 1: data and M1); see params.yaml."""
+"""Typed parameters of the autoopt study (part 1: data and M1; part 2: M2, M3, end to end); see params.yaml."""
 from __future__ import annotations
 
 from typing import Annotated, Literal
@@ -98,10 +98,103 @@ class EvaluateParams(Strict):
     examples: int = Field(ge=0, le=100, description="predictions written out per split for people to read")
 
 
+# --------------------------------------------------------------------------- part 2 (issue 8)
+class M2TrainParams(Strict):
+    """The learned LaTeX -> Pyomo seq2seq model (stages/autoopt/m2_seq2seq.py, m2_train.py)."""
+    d_model: int = Field(ge=16, le=1024)
+    heads: int = Field(ge=1, le=16)
+    enc_layers: int = Field(ge=1, le=12, description="encoder layers")
+    dec_layers: int = Field(ge=1, le=12, description="decoder layers")
+    ff: int = Field(ge=16, le=8192, description="feed-forward width")
+    dropout: float = Field(ge=0, lt=1)
+    max_src_len: int = Field(ge=16, le=4096, description="longest LaTeX token sequence (longer are truncated)")
+    max_tgt_len: int = Field(ge=16, le=8192, description="longest Pyomo token sequence (longer are truncated)")
+    merges: int = Field(ge=0, le=5000, description="BPE merges learned on the target tokens (0 = none)")
+    batch_size: int = Field(ge=1, le=1024)
+    bucket_pool: int = Field(ge=1, le=1000, description="batches per length-sorted pool (1 = no length bucketing)")
+    steps: int = Field(ge=1, le=1_000_000, description="optimizer steps")
+    eval_every: int = Field(ge=1, description="steps between validation reports (and after the last step)")
+    greedy_rows: int = Field(ge=0, le=20_000, description="validation rows decoded greedily at each report (exact match)")
+    lr: float = Field(gt=0, le=1, description="peak AdamW learning rate (linear warm-up, cosine decay)")
+    warmup: int = Field(ge=0, description="warm-up steps")
+    weight_decay: float = Field(ge=0, le=1)
+    label_smoothing: float = Field(ge=0, lt=1)
+    grad_clip: float = Field(gt=0)
+    threads: int = Field(ge=1, le=256, description="torch threads when OMP_NUM_THREADS is unset")
+
+    @model_validator(mode="after")
+    def _check(self) -> "M2TrainParams":
+        if self.d_model % self.heads:
+            raise ValueError(f"d_model ({self.d_model}) must be a multiple of heads ({self.heads})")
+        if self.d_model % 2:
+            raise ValueError(f"d_model ({self.d_model}) must be even (sinusoidal positions)")
+        return self
+
+
+class M2EvalParams(Strict):
+    """Scoring both translators (stages/autoopt/m2_evaluate.py) in the sandbox."""
+    translators: list[Literal["rules", "seq2seq"]] = Field(
+        min_length=1, description="translators scored: rules (m2_rules.py), seq2seq (m2_seq2seq.py's checkpoint)")
+    time_limit_s: float = Field(gt=0, le=600, description="wall-clock limit for one script in the sandbox")
+    memory_mb: int = Field(ge=512, le=65536, description="address-space limit of a sandbox process (Python + Pyomo: ~50 MB)")
+    workers: int = Field(ge=1, le=32, description="sandbox worker processes run side by side")
+    points: int = Field(ge=1, le=1000, description="random points of the box where two models are compared")
+    rel_tol: float = Field(gt=0, lt=1, description="relative tolerance of a value comparison")
+    abs_tol: float = Field(gt=0, lt=1, description="absolute tolerance of a value comparison")
+    max_rows: int = Field(ge=0, description="test rows a split scored (0 = all)")
+    examples: int = Field(ge=0, le=100, description="translations written out per split for people to read")
+
+    @model_validator(mode="after")
+    def _check(self) -> "M2EvalParams":
+        if len(set(self.translators)) != len(self.translators):
+            raise ValueError(f"translators: each at most once, got {self.translators}")
+        return self
+
+
+class M3Params(Strict):
+    """BOBD against IPOPT multi-start and a GA (stages/autoopt/bobd.py, m3_evaluate.py)."""
+    runs: int = Field(ge=1, le=1000, description="independent runs (seeds) of each method on each problem")
+    rel_tol: float = Field(gt=0, lt=1, description="success: (f - best known) / max(1, |best known|) within this")
+    feas_tol: float = Field(gt=0, lt=1, description="success: largest constraint violation within this")
+    budget: int = Field(ge=10, le=10_000_000, description="BOBD's evaluation budget a run; the baselines get "
+                                                           "the evaluations BOBD used")
+    bobd_pop: int = Field(ge=4, le=1000, description="BOBD's upper-level GA / NSGA-II population")
+    ga_pop: int = Field(ge=4, le=1000, description="the GA baseline's population")
+    nsga_pop: int = Field(ge=4, le=1000, description="the NSGA-II reference's population")
+    ipopt_max_iter: int = Field(ge=1, le=10_000, description="IPOPT iterations a solve (every method)")
+    nonconvex_upper: bool = Field(description="also send smooth non-convex variables to BOBD's upper level")
+    problems: list[str] = Field(description="benchmark problems to run (empty = all)")
+    multi: bool = Field(description="run the multi-objective set (hypervolume vs NSGA-II)")
+
+    @model_validator(mode="after")
+    def _check(self) -> "M3Params":
+        from .m3_problems import MULTI, problems
+
+        known = {p.name for p in problems()} | set(MULTI)
+        unknown = sorted(set(self.problems) - known)
+        if unknown:
+            raise ValueError(f"problems: unknown problem(s) {unknown}; known: {', '.join(sorted(known))}")
+        return self
+
+
+class E2EParams(Strict):
+    """image -> M1 -> M2 (rule-based) -> M3 (BOBD) -> solution (stages/autoopt/e2e.py)."""
+    max_rows: int = Field(ge=0, description="test rows a split with a known optimum solved end to end (0 = all)")
+    rel_tol: float = Field(gt=0, lt=1, description="success: relative gap to the known optimum within this")
+    time_limit_s: float = Field(gt=0, le=3600, description="wall-clock limit for one problem in the sandbox")
+    budget: int = Field(ge=10, le=10_000_000, description="BOBD's function-evaluation budget per problem")
+    memory_mb: int = Field(ge=256, le=65536, description="address-space limit of a sandbox process")
+    workers: int = Field(ge=1, le=64, description="sandbox processes solving in parallel")
+
+
 class AutoOptParams(Strict):
     prepare: PrepareParams
     train: TrainParams
     evaluate: EvaluateParams
+    m2_train: M2TrainParams
+    m2_evaluate: M2EvalParams
+    m3: M3Params
+    e2e: E2EParams
 
 
 PARAMS = AutoOptParams

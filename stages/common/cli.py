@@ -1,6 +1,9 @@
 """The ``claimbench`` command line.
 
-    claimbench run <study> <step>     run one stage's command (what dvc.yaml calls)
+    claimbench run <study> <step> [args ...]
+                                      run one stage's command (what dvc.yaml calls), or a study's
+                                      tool given its arguments (e.g. `claimbench run autoopt solve
+                                      IMAGE`: image -> LaTeX -> Pyomo -> solution)
     claimbench validate [study ...]   validate params.yaml (all profiles) and claims files
     claimbench stages                 list dvc.yaml's stages, their order and GPU marks
     claimbench check [claims.json]    exit 1 when a `must` claim fails or was not evaluated
@@ -25,8 +28,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
     except ModuleNotFoundError:
         print(f"error: no stage module {module} (see `claimbench stages`)", file=sys.stderr)
         return 2
-    mod.main()
-    return 0
+    sys.argv = [module, *args.args]      # a tool reads its own arguments; a stage takes none
+    rc = mod.main()
+    return rc if isinstance(rc, int) else 0
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
@@ -130,9 +134,10 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="claimbench", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("run", help="run one stage")
+    p = sub.add_parser("run", help="run one stage, or a study's tool with its arguments")
     p.add_argument("study")
     p.add_argument("step")
+    p.add_argument("args", nargs=argparse.REMAINDER, help="arguments of a tool (stages take none)")
     p.set_defaults(fn=_cmd_run)
     p = sub.add_parser("validate", help="validate params.yaml and claims files")
     p.add_argument("studies", nargs="*")

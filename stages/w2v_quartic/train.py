@@ -80,10 +80,9 @@ def run_corpus(role: str, rp, gp, seed: int, root, device) -> tuple[dict, dict]:
 
 def main() -> None:
     with stage("w2v_quartic", "train", W2VParams) as ctx:
-        import numpy as np
         from tqdm import tqdm
 
-        from stages.common.io import atomic_dir, write_json
+        from stages.common.io import atomic_dir, write_json, write_npz
 
         from stages.common.device import limit_threads
 
@@ -93,7 +92,7 @@ def main() -> None:
         with atomic_dir(ctx.path(RUNS)) as tmp:
             for role in tqdm(ROLES, desc="corpora"):
                 arrays, s = run_corpus(role, getattr(p, role), p.gensim, ctx.seed, ctx.root, device)
-                np.savez_compressed(tmp / f"{role}.npz", **arrays)
+                write_npz(tmp / f"{role}.npz", arrays)
                 summary[role] = s
                 for kind in ("quartic", "sgns"):
                     ctx.run.log_curve(f"{role}.{kind}.loss", arrays[f"{kind}_loss"], arrays[f"{kind}_step"])

@@ -11,7 +11,18 @@ import yaml
 
 from .conftest import FIXTURE, REPO
 
-CHAIN = ("stages.autoopt.prepare", "stages.autoopt.m1_train", "stages.autoopt.m1_evaluate")
+CHAIN = ("stages.autoopt.prepare", "stages.autoopt.m1_train", "stages.autoopt.m1_evaluate",
+         "stages.autoopt.m2_train", "stages.autoopt.m2_evaluate", "stages.autoopt.m3_evaluate",
+         "stages.autoopt.e2e")
+
+
+def _untimed(x):
+    """x without its wall-time fields (any key named 'seconds'): those are not results."""
+    if isinstance(x, dict):
+        return {k: _untimed(v) for k, v in x.items() if k != "seconds"}
+    if isinstance(x, list):
+        return [_untimed(v) for v in x]
+    return x
 
 
 def _copy(tmp_path, **prepare):
@@ -34,8 +45,8 @@ def _chain(root, env, python_exe) -> dict:
     for module in CHAIN:
         res = _run(root, module, env, python_exe)
         assert res.returncode == 0, f"{module}: {res.stderr[-3000:]}"
-    return {name: json.loads((root / f"reports/autoopt/{name}.json").read_text())
-            for name in ("prepare", "metrics")}
+    return {name: _untimed(json.loads((root / f"reports/autoopt/{name}.json").read_text()))
+            for name in ("prepare", "m1_metrics", "metrics")}
 
 
 @pytest.mark.slow
@@ -46,9 +57,17 @@ def test_smoke_chain_twice_gives_identical_metrics(tmp_path, stage_env, python_e
     for d in (first, second):
         d["prepare"].pop("render_s")                      # wall time, not a result
     assert first == second
-    m = first["metrics"]
+    m = first["m1_metrics"]
+    preds = json.loads((root / "data/autoopt/m1_predictions.json").read_text())
+    assert {k: len(v) for k, v in preds.items()} == {"printed": 8, "handwritten": 8}
+    assert all(set(p) == {"id", "latex"} for v in preds.values() for p in v)
     assert set(m["m1"]) == {"printed", "handwritten"} and set(m["retrieval"]) == {"printed", "handwritten"}
     assert len(m["curve"]["points"]) == 3
+    merged = first["metrics"]                          # the e2e stage's merge, what claims.yaml reads
+    assert {"m2", "m3", "e2e"} <= set(merged) and merged["m1"] == m["m1"]
+    assert set(merged["e2e"]["by_source"]) == {"reference_pyomo", "ground_truth_latex", "image"}
+    assert merged["m2"]["rules"]["ground_truth"]["printed"]["equivalent_rate"] is not None
+    assert merged["m3"]["complex"]["margin_vs_ipopt"] is not None
     import datasets
 
     dd = datasets.load_from_disk(str(root / "data/autoopt/dataset"))

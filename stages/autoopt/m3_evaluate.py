@@ -1,0 +1,211 @@
+"""autoopt m3-evaluate: BOBD (AutoOpt's M3) against IPOPT multi-start and a GA on a benchmark
+with known optima (stages/autoopt/m3_problems.py), and against NSGA-II on a multi-objective set.
+
+Protocol (fixed before any result was seen; see bobd.py and m3_baselines.py for the methods):
+
+* every problem x run r (seed = common.seed + r): BOBD with ``budget`` evaluations first; IPOPT
+  multi-start and the GA then get the evaluations BOBD actually used on that problem and run;
+* success: feasible (largest violation <= ``feas_tol``) and gap = (f - f*) / max(1, |f*|) <=
+  ``rel_tol`` (all benchmark models minimise; f* the stated optimum); the mean gap is over the
+  feasible runs; a gap below -rel_tol (better than the stated optimum) is counted as
+  ``beats_known`` (it would mean a stated optimum is wrong);
+* per class: success rate, mean gap, feasible rate, evaluations, wall time; "the complex set"
+  is m3_problems.COMPLEX_CLASSES, pooled; ``best_class_margin_vs_<baseline>`` is the largest
+  BOBD-minus-baseline success rate over all single-objective classes (and which class);
+* multi-objective: BOBD's final non-dominated set vs pymoo's NSGA-II with the same evaluations,
+  by hypervolume (pymoo's indicator, reference point m3_problems.HV_REF); ratio BOBD / NSGA-II.
+
+Outputs: paths.M3_METRICS (JSON), paths.M3_RUNS (CSV, one row per method x problem x run),
+paths.M3_PLOT_DIR/<class>.png (success rate and mean gap per method), multi.png (fronts).
+"""
+from __future__ import annotations
+
+import time
+import warnings
+
+import numpy as np
+
+from stages.common.stage import stage
+
+from .params import AutoOptParams
+from .paths import M3_METRICS, M3_PLOT_DIR, M3_RUNS
+
+METHODS = ("bobd", "ipopt", "ga")
+
+
+def run_problem(prob, seed: int, mp) -> list[dict]:
+    """The three methods on one problem and seed; one row each."""
+    from .bobd import bobd
+    from .m3_baselines import ga_alone, ipopt_multistart
+
+    opts = dict(max_iter=mp.ipopt_max_iter, feas_tol=mp.feas_tol)
+    rb = bobd(prob.build(), budget=mp.budget, seed=seed, pop_size=mp.bobd_pop,
+              nonconvex_upper=mp.nonconvex_upper, **opts)
+    ri = ipopt_multistart(prob.build(), budget=rb.evals, seed=seed, **opts)
+    rg = ga_alone(prob.build(), budget=rb.evals, seed=seed, pop_size=mp.ga_pop, feas_tol=mp.feas_tol)
+    rows = []
+    for method, r in zip(METHODS, (rb, ri, rg)):
+        gap = (r.objective - prob.optimum) / max(1.0, abs(prob.optimum))
+        rows.append({"method": method, "problem": prob.name, "class": prob.cls, "seed": seed,
+                     "objective": r.objective, "optimum": prob.optimum, "gap": gap,
+                     "feasible": r.feasible, "max_violation": r.max_violation,
+                     "success": bool(r.feasible and r.max_violation <= mp.feas_tol and gap <= mp.rel_tol),
+                     "beats_known": bool(r.feasible and gap < -mp.rel_tol),
+                     "evals": r.evals, "seconds": r.seconds,
+                     "upper_vars": len(rb.upper_vars) if method == "bobd" else ""})
+    return rows
+
+
+def summarise(rows: list[dict]) -> dict:
+    """success / mean gap (feasible runs) / feasible rate / evals / seconds per method."""
+    out = {}
+    for method in METHODS:
+        rs = [r for r in rows if r["method"] == method]
+        feas = [r for r in rs if r["feasible"]]
+        out[method] = {"success": float(np.mean([r["success"] for r in rs])),
+                       "mean_gap": float(np.mean([r["gap"] for r in feas])) if feas else None,
+                       "feasible": float(np.mean([r["feasible"] for r in rs])),
+                       "evals": float(np.mean([r["evals"] for r in rs])),
+                       "seconds": float(np.mean([r["seconds"] for r in rs])),
+                       "beats_known": int(sum(r["beats_known"] for r in rs)),
+                       "runs": len(rs)}
+    return out
+
+
+def run_multi(mp, seed0: int) -> tuple[dict, dict]:
+    from pymoo.indicators.hv import HV
+
+    from .bobd import bobd_multi
+    from .m3_baselines import nsga2
+    from .m3_problems import HV_REF, MULTI, zdt, zdt_numpy
+
+    hv = HV(ref_point=np.array(HV_REF))
+    per, fronts = {}, {}
+    names = [n for n in MULTI if not mp.problems or n in mp.problems]
+    for name in names:
+        k, n = MULTI[name]
+        ratios, rows = [], []
+        for r in range(mp.runs):
+            seed = seed0 + r
+            t0 = time.perf_counter()
+            Fb, eb = bobd_multi(zdt(k, n)(), budget=mp.budget, seed=seed, pop_size=mp.bobd_pop,
+                                max_iter=mp.ipopt_max_iter, nonconvex_upper=mp.nonconvex_upper)
+            tb = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            Fn, en = nsga2(zdt_numpy(k), np.zeros(n), np.ones(n), 2, budget=eb, seed=seed, pop_size=mp.nsga_pop)
+            tn = time.perf_counter() - t0
+            hb, hn = float(hv(Fb)), float(hv(Fn))
+            ratios.append(hb / hn if hn > 0 else None)
+            rows.append({"seed": seed, "hv_bobd": hb, "hv_nsga2": hn, "evals_bobd": eb, "evals_nsga2": en,
+                         "seconds_bobd": tb, "seconds_nsga2": tn})
+            if r == 0:
+                fronts[name] = (Fb, Fn)
+        good = [x for x in ratios if x is not None]
+        per[name] = {"hv_ratio": float(np.mean(good)) if good else None, "runs": rows}
+    vals = [v["hv_ratio"] for v in per.values() if v["hv_ratio"] is not None]
+    return {"hv_ratio": float(np.mean(vals)) if vals else None, "problems": per}, fronts
+
+
+def plot_class(name: str, summ: dict, path) -> None:
+    from stages.common.plots import new_figure, save_png
+
+    fig, (a1, a2) = new_figure(1, 2, figsize=(8, 3.2))
+    succ = [summ[m]["success"] for m in METHODS]
+    gaps = [summ[m]["mean_gap"] if summ[m]["mean_gap"] is not None else np.nan for m in METHODS]
+    a1.bar(METHODS, succ, color=["C0", "C1", "C2"])
+    a1.set_ylim(0, 1.05)
+    a1.set_ylabel("success rate")
+    a1.set_title(f"{name}: success (runs {summ['bobd']['runs']} a method)")
+    a2.bar(METHODS, gaps, color=["C0", "C1", "C2"])
+    a2.set_ylabel("mean relative gap (feasible runs)")
+    a2.set_yscale("symlog", linthresh=1e-3)
+    a2.set_title("mean gap (lower is better)")
+    save_png(fig, path)
+
+
+def plot_multi(fronts: dict, path) -> None:
+    from stages.common.plots import new_figure, save_png
+
+    fig, axes = new_figure(1, max(1, len(fronts)), figsize=(4 * max(1, len(fronts)), 3.2))
+    axes = np.atleast_1d(axes)
+    for ax, (name, (Fb, Fn)) in zip(axes, fronts.items()):
+        ax.scatter(Fn[:, 0], Fn[:, 1], s=10, label="NSGA-II")
+        ax.scatter(Fb[:, 0], Fb[:, 1], s=10, marker="x", label="BOBD")
+        ax.set_title(name)
+        ax.set_xlabel("f1")
+        ax.set_ylabel("f2")
+        ax.legend()
+    save_png(fig, path)
+
+
+def main() -> None:
+    with stage("autoopt", "m3-evaluate", AutoOptParams) as ctx:
+        from tqdm import tqdm
+
+        from stages.common.device import limit_threads
+        from stages.common.io import atomic_dir, write_json
+        from stages.common.plots import write_csv
+
+        from .m3_problems import CLASSES, COMPLEX_CLASSES, problems
+
+        limit_threads(default=1)
+        warnings.filterwarnings("ignore", category=RuntimeWarning)
+        mp = ctx.params.m3
+        probs = [p for p in problems() if not mp.problems or p.name in mp.problems]
+        t0 = time.perf_counter()
+        rows: list[dict] = []
+        jobs = [(p, r) for p in probs for r in range(mp.runs)]
+        for p, r in tqdm(jobs, desc="m3 problems x runs", mininterval=5):
+            rows += run_problem(p, ctx.seed + r, mp)
+        classes = [c for c in CLASSES if any(r["class"] == c for r in rows)]
+        per_class = {c: summarise([r for r in rows if r["class"] == c]) for c in classes}
+        cx = [r for r in rows if r["class"] in COMPLEX_CLASSES]
+        complex_ = summarise(cx) if cx else None
+        metrics: dict = {"classes": per_class, "complex_classes": list(COMPLEX_CLASSES),
+                         "problems": {p.name: {"class": p.cls, "optimum": p.optimum, "source": p.source}
+                                      for p in probs},
+                         "protocol": mp.model_dump()}
+        if complex_:
+            metrics["complex"] = {
+                "success": {m: complex_[m]["success"] for m in METHODS},
+                "mean_gap": {m: complex_[m]["mean_gap"] for m in METHODS},
+                "evals": {m: complex_[m]["evals"] for m in METHODS},
+                "seconds": {m: complex_[m]["seconds"] for m in METHODS},
+                "margin_vs_ipopt": complex_["bobd"]["success"] - complex_["ipopt"]["success"],
+                "margin_vs_ga": complex_["bobd"]["success"] - complex_["ga"]["success"]}
+        for base in ("ipopt", "ga"):
+            margins = {c: s["bobd"]["success"] - s[base]["success"] for c, s in per_class.items()}
+            best = max(margins, key=margins.get) if margins else None
+            metrics[f"best_class_margin_vs_{base}"] = margins[best] if best else None
+            metrics[f"best_class_vs_{base}"] = best
+            metrics[f"class_margins_vs_{base}"] = margins
+        metrics["beats_known"] = int(sum(r["beats_known"] for r in rows))
+        fronts = {}
+        if mp.multi:
+            metrics["multi"], fronts = run_multi(mp, ctx.seed)
+        metrics["seconds"] = time.perf_counter() - t0
+
+        with atomic_dir(ctx.path(M3_PLOT_DIR)) as plot_dir:
+            for c in classes:
+                plot_class(c, per_class[c], plot_dir / f"{c}.png")
+            if complex_:
+                plot_class("complex set", complex_, plot_dir / "complex.png")
+            if fronts:
+                plot_multi(fronts, plot_dir / "multi.png")
+        write_csv(ctx.path(M3_RUNS), rows)
+        write_json(ctx.path(M3_METRICS), {"m3": metrics})
+        flat = {f"m3.{c}.{m}.success": s[m]["success"] for c, s in per_class.items() for m in METHODS}
+        if complex_:
+            flat.update({f"m3.complex.success.{m}": metrics["complex"]["success"][m] for m in METHODS})
+        ctx.run.log_metrics(flat)
+        print(f"[m3] {len(rows)} runs in {metrics['seconds']:.1f}s")
+        for c, s in per_class.items():
+            print(f"  {c:18s} " + "  ".join(f"{m} {s[m]['success']:.2f}" for m in METHODS))
+        if complex_:
+            print("  complex set        " + "  ".join(f"{m} {metrics['complex']['success'][m]:.2f}" for m in METHODS))
+        if mp.multi:
+            print(f"  multi-objective hypervolume ratio BOBD / NSGA-II: {metrics['multi']['hv_ratio']}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,66 @@
+"""The end-to-end chain's pieces: when a solution counts as a success, which rows have a known
+optimum, how the parts' metrics are merged, and the one-image tool's bad-input errors."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from stages.autoopt.chain import Outcome, success
+from stages.autoopt.e2e import known_rows, section
+
+
+def _solved(objective, feasible=True, violation=0.0):
+    return Outcome("solved", solution={"objective": objective, "feasible": feasible,
+                                       "max_violation": violation})
+
+
+@pytest.mark.parametrize("outcome, optimum, expected", [
+    (_solved(-3.0), -3.0, True),
+    (_solved(-2.995), -3.0, True),           # |gap| 0.005 <= 0.01 * max(1, 3)
+    (_solved(-2.9), -3.0, False),            # 0.1 > 0.03
+    (_solved(0.005), 0.0, True),             # the tolerance is at least rel_tol (max(1, |opt|))
+    (_solved(-3.5), -3.0, False),            # below a known optimum: not a success either
+    (_solved(-3.0, feasible=False), -3.0, False),
+    (_solved(-3.0, violation=1e-3), -3.0, False),
+    (_solved(None), -3.0, False),
+    (Outcome("translate", "no parse"), -3.0, False),
+    (Outcome("timeout"), -3.0, False),
+])
+def test_success_needs_a_feasible_point_at_the_optimum(outcome, optimum, expected):
+    assert success(outcome, optimum, 0.01) is expected
+
+
+def test_success_is_none_without_a_known_optimum():
+    assert success(_solved(1.0), None, 0.01) is None
+
+
+def test_known_rows_keeps_dataset_order_and_the_cap():
+    ds = {"optimum": [1.0, None, 2.0, 3.0, 4.0],
+          "optimum_source": ["planted", "none", "highs", "none", "planted"]}
+    assert known_rows(ds, 0) == [0, 2, 4]
+    assert known_rows(ds, 2) == [0, 2]
+
+
+def test_section_unwraps_a_file_nested_under_its_own_key(tmp_path):
+    (tmp_path / "a.json").write_text(json.dumps({"m2": {"x": 1}, "loss": {"y": 2}}))
+    (tmp_path / "b.json").write_text(json.dumps({"x": 1, "y": 2}))
+    (tmp_path / "c.json").write_text(json.dumps({"m2": {"x": 1}, "x": 2}))
+    assert section(tmp_path / "a.json", "m2") == {"x": 1, "loss": {"y": 2}}
+    assert section(tmp_path / "b.json", "m3") == {"x": 1, "y": 2}
+    with pytest.raises(ValueError, match="'x' is both"):
+        section(tmp_path / "c.json", "m2")
+
+
+def test_solve_tool_bad_input(tmp_path, capsys):
+    from stages.autoopt.solve import main
+
+    assert main([]) == 2
+    assert "give an IMAGE or --latex" in capsys.readouterr().err
+    assert main([str(tmp_path / "absent.png")]) == 2
+    assert "no image file" in capsys.readouterr().err
+    img = tmp_path / "f.png"
+    img.write_bytes(b"not a png")
+    assert main([str(img), "--model", str(tmp_path / "none.pt")]) == 2
+    assert "run `dvc repro autoopt-m1-train` first" in capsys.readouterr().err
+    assert main(["--latex", "x", "--budget", "1"]) == 2
