@@ -17,9 +17,9 @@ CHAIN = ("stages.autoopt.prepare", "stages.autoopt.m1_train", "stages.autoopt.m1
 
 
 def _untimed(x):
-    """x without its wall-time fields (any key named 'seconds'): those are not results."""
+    """x without its wall-time fields (keys 'seconds' and 'seconds_<method>'): not results."""
     if isinstance(x, dict):
-        return {k: _untimed(v) for k, v in x.items() if k != "seconds"}
+        return {k: _untimed(v) for k, v in x.items() if k != "seconds" and not k.startswith("seconds_")}
     if isinstance(x, list):
         return [_untimed(v) for v in x]
     return x
