@@ -1,5 +1,5 @@
 """autoopt: a generated model's objective evaluated through our Pyomo -> casadi conversion
-(stages.autoopt.pyomo_casadi, batched with casadi's Function.map) against Pyomo's own ``value()``
+(stages.autoopt.m3.pyomo_casadi, batched with casadi's Function.map) against Pyomo's own ``value()``
 at the same points. Prints both times, their ratio and the largest relative difference.
 
     python benchmarks/autoopt_casadi.py [--models 40] [--points 200]
@@ -20,8 +20,8 @@ def main() -> None:
     a = ap.parse_args()
     import pyomo.environ as pe
 
-    from stages.autoopt import grammar as G
-    from stages.autoopt.pyomo_casadi import build_casadi
+    from stages.autoopt.data import grammar as G
+    from stages.autoopt.m3.pyomo_casadi import build_casadi
 
     gen = {"type_weights": {"single": 0.5, "stochastic": 0.5}, "complexity_rate": 0.5,
            "n_choices": [10, 20, 50, 100]}

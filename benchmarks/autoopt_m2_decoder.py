@@ -1,4 +1,4 @@
-"""autoopt M2: our transformer decoder (stages.autoopt.m2_seq2seq.DecoderLayer, batched greedy
+"""autoopt M2: our transformer decoder (stages.autoopt.m2.seq2seq.DecoderLayer, batched greedy
 decoding with a key/value cache) against torch's own ``nn.TransformerDecoder`` carrying the
 same weights, decoding the usual library way (the whole prefix recomputed every step, causal
 mask). Checks first that the two give the same teacher-forced logits and the same greedy
@@ -84,7 +84,7 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     a = ap.parse_args()
     from benchmarks._bench import best_of
-    from stages.autoopt.m2_seq2seq import M2, M2Config
+    from stages.autoopt.m2.seq2seq import M2, M2Config
 
     torch.set_num_threads(1)
     torch.manual_seed(0)

@@ -3,7 +3,7 @@
 1. Sandbox batching: ``run_batch`` with one worker process serving all scripts, against a fresh
    worker process (a Python start + Pyomo import) per script -- the same code path, one call of
    run_batch per script. Same "compare" task as the stage (reference = the generator's script).
-2. Parser: the translator's grammar under lark's LALR(1) parser (what m2_rules uses) against lark's
+2. Parser: the translator's grammar under lark's LALR(1) parser (what m2/rules.py uses) against lark's
    Earley parser on the same grammar and the same inputs (both must give the same scripts).
 
 Prints both times, their ratio and whether the results agree.
@@ -35,9 +35,9 @@ def main() -> None:
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     from lark import Lark
 
-    from stages.autoopt import grammar as g
-    from stages.autoopt import m2_rules as R
-    from stages.autoopt.sandbox import run_batch
+    from stages.autoopt.data import grammar as g
+    from stages.autoopt.m2 import rules as R
+    from stages.autoopt.m2.sandbox import run_batch
 
     problems = [g.generate(s, **GEN) for s in range(max(a.scripts, a.latex))]
     scripts = [R.translate(p.latex()) for p in problems[:a.scripts]]

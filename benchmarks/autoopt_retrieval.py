@@ -1,4 +1,4 @@
-"""autoopt: the retrieval baseline's nearest-neighbour search (stages.autoopt.metrics.nearest,
+"""autoopt: the retrieval baseline's nearest-neighbour search (stages.autoopt.m1.metrics.nearest,
 numpy) against scikit-learn's brute-force NearestNeighbors, on vectors of the default profile's
 size (2,400 training images of 20 x 100 pixels, 500 queries). Prints both times, their ratio and
 whether the two agree on every neighbour.
@@ -23,7 +23,7 @@ def main() -> None:
     from sklearn.neighbors import NearestNeighbors
     from threadpoolctl import threadpool_limits
 
-    from stages.autoopt.metrics import nearest
+    from stages.autoopt.m1.metrics import nearest
 
     rng = np.random.default_rng(0)
     train = rng.random((a.train, a.dims), dtype=np.float32)

@@ -7,8 +7,8 @@ from pydantic import Field, model_validator
 
 from stages.common.params import Strict
 
-from .grammar import TYPES
-from .render import FONTSETS
+from .data.grammar import TYPES
+from .data.render import FONTSETS
 
 Share = Annotated[float, Field(ge=0, le=1)]
 
@@ -100,7 +100,7 @@ class EvaluateParams(Strict):
 
 # --------------------------------------------------------------------------- part 2 (issue 8)
 class M2TrainParams(Strict):
-    """The learned LaTeX -> Pyomo seq2seq model (stages/autoopt/m2_seq2seq.py, m2_train.py)."""
+    """The learned LaTeX -> Pyomo seq2seq model (stages/autoopt/m2/seq2seq.py, m2/train.py)."""
     d_model: int = Field(ge=16, le=1024)
     heads: int = Field(ge=1, le=16)
     enc_layers: int = Field(ge=1, le=12, description="encoder layers")
@@ -132,9 +132,9 @@ class M2TrainParams(Strict):
 
 
 class M2EvalParams(Strict):
-    """Scoring both translators (stages/autoopt/m2_evaluate.py) in the sandbox."""
+    """Scoring both translators (stages/autoopt/m2/evaluate.py) in the sandbox."""
     translators: list[Literal["rules", "seq2seq"]] = Field(
-        min_length=1, description="translators scored: rules (m2_rules.py), seq2seq (m2_seq2seq.py's checkpoint)")
+        min_length=1, description="translators scored: rules (m2/rules.py), seq2seq (m2/seq2seq.py's checkpoint)")
     time_limit_s: float = Field(gt=0, le=600, description="wall-clock limit for one script in the sandbox")
     memory_mb: int = Field(ge=512, le=65536, description="address-space limit of a sandbox process (Python + Pyomo: ~50 MB)")
     workers: int = Field(ge=1, le=32, description="sandbox worker processes run side by side")
@@ -152,7 +152,7 @@ class M2EvalParams(Strict):
 
 
 class M3Params(Strict):
-    """BOBD against IPOPT multi-start and a GA (stages/autoopt/bobd.py, m3_evaluate.py)."""
+    """BOBD against IPOPT multi-start and a GA (stages/autoopt/m3/bobd.py, m3/evaluate.py)."""
     runs: int = Field(ge=1, le=1000, description="independent runs (seeds) of each method on each problem")
     rel_tol: float = Field(gt=0, lt=1, description="success: (f - best known) / max(1, |best known|) within this")
     feas_tol: float = Field(gt=0, lt=1, description="success: largest constraint violation within this")
@@ -168,7 +168,7 @@ class M3Params(Strict):
 
     @model_validator(mode="after")
     def _check(self) -> "M3Params":
-        from .m3_problems import MULTI, problems
+        from .m3.problems import MULTI, problems
 
         known = {p.name for p in problems()} | set(MULTI)
         unknown = sorted(set(self.problems) - known)
@@ -178,7 +178,7 @@ class M3Params(Strict):
 
 
 class E2EParams(Strict):
-    """image -> M1 -> M2 (rule-based) -> M3 (BOBD) -> solution (stages/autoopt/e2e.py)."""
+    """image -> M1 -> M2 (rule-based) -> M3 (BOBD) -> solution (stages/autoopt/chain/e2e.py)."""
     max_rows: int = Field(ge=0, description="test rows a split with a known optimum solved end to end (0 = all)")
     rel_tol: float = Field(gt=0, lt=1, description="success: relative gap to the known optimum within this")
     time_limit_s: float = Field(gt=0, le=3600, description="wall-clock limit for one problem in the sandbox")

@@ -1,102 +1,13 @@
-"""Solve one optimisation problem from an image of its formulation: image -> M1 -> M2 -> M3.
+"""``claimbench run autoopt solve IMAGE``: runs this module (``python -m stages.autoopt.solve``).
 
-    claimbench run autoopt solve IMAGE [--beam K] [--budget N] [--seed S] [--time-limit T]
-    claimbench run autoopt solve --latex "\\min_{x} \\quad ..."      (skip M1)
-
-Prints the LaTeX M1 reads (greedy, or beam search of width K), the Pyomo script the rule-based
-M2 writes, and the solution BOBD (M3) finds; the script is built and solved in the sandbox, never
-in this process. Needs the trained M1 (``dvc repro autoopt-m1-train``) unless ``--latex`` is given.
-Exit status: 0 solved, 1 the chain stopped (the message says where), 2 bad input.
+A thin entry point kept at this path for the user command; the tool itself (image -> M1 -> M2 ->
+M3, its options and exit statuses) is :mod:`stages.autoopt.chain.solve`.
 """
 from __future__ import annotations
 
-import argparse
 import sys
-from pathlib import Path
 
-from .paths import MODEL_DIR
-
-
-def read_image(path: Path, model):
-    """One image file as M1's input: grayscale, fitted into its height x width, shape (1, 1, H, W)."""
-    import numpy as np
-    from PIL import Image
-
-    from .render import to_input
-
-    img = np.asarray(Image.open(path).convert("L"))
-    return to_input(img, model.cfg.height, model.cfg.width)[None, None]
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="claimbench run autoopt solve", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("image", nargs="?", type=Path, help="PNG/JPEG of a formulation")
-    parser.add_argument("--latex", help="start from this LaTeX instead of an image (skips M1)")
-    parser.add_argument("--beam", type=int, default=1, help="beam width of M1's decoding (1 = greedy)")
-    parser.add_argument("--budget", type=int, default=20000, help="BOBD's function-evaluation budget")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--time-limit", type=float, default=120.0, help="seconds for build + solve")
-    parser.add_argument("--model", type=Path, default=Path(MODEL_DIR) / "main.pt", help="M1 checkpoint")
-    args = parser.parse_args(sys.argv[1:] if argv is None else argv)
-
-    if (args.image is None) == (args.latex is None):
-        print("error: give an IMAGE or --latex (one of them)", file=sys.stderr)
-        return 2
-    if args.beam < 1 or args.budget < 10 or args.time_limit <= 0:
-        print("error: --beam >= 1, --budget >= 10 and --time-limit > 0", file=sys.stderr)
-        return 2
-    if args.latex is None:
-        if not args.image.is_file():
-            print(f"error: no image file {args.image}", file=sys.stderr)
-            return 2
-        if not args.model.is_file():
-            print(f"error: no M1 checkpoint at {args.model}; run `dvc repro autoopt-m1-train` first",
-                  file=sys.stderr)
-            return 2
-        import torch
-
-        from .m1 import load_checkpoint
-
-        model, vocab = load_checkpoint(args.model, "cpu")
-        try:
-            x = torch.from_numpy(read_image(args.image, model))
-        except OSError as err:
-            print(f"error: cannot read {args.image} as an image: {err}", file=sys.stderr)
-            return 2
-        with torch.no_grad():
-            if args.beam == 1:
-                ids = model.greedy(x, vocab.bos, vocab.eos, model.cfg.max_len)[0]
-            else:
-                ids = model.beam(x, vocab.bos, vocab.eos, model.cfg.max_len, args.beam)
-        latex = vocab.decode(ids)
-        print(f"M1 (image -> LaTeX, {'greedy' if args.beam == 1 else f'beam {args.beam}'}):\n  {latex}\n")
-    else:
-        latex = args.latex
-
-    from .chain import solve_scripts, translate_all
-
-    (script, reason), = translate_all([latex])
-    if script is None:
-        print(f"M2 could not translate this LaTeX: {reason}", file=sys.stderr)
-        return 1
-    print("M2 (LaTeX -> Pyomo, rule-based):\n" + script)
-    out, = solve_scripts([script], budget=args.budget, seed=args.seed, time_limit_s=args.time_limit,
-                         memory_mb=4096, desc=None)
-    if not out.solved:
-        print(f"M3 stopped: {out.stage}: {out.error}", file=sys.stderr)
-        return 1
-    sol = out.solution
-    print("M3 (BOBD) solution:")
-    print(f"  objective {sol.get('objective')}, feasible {sol.get('feasible')} "
-          f"(max violation {sol.get('max_violation')}), {sol.get('evals')} function evaluations, "
-          f"{sol.get('seconds', 0.0):.2f} s")
-    for name, values in (sol.get("x") or {}).items():
-        shown = ", ".join(f"{v:.4g}" for v in list(values)[:20])
-        more = f", ... ({len(values)} in all)" if len(values) > 20 else ""
-        print(f"  {name} = [{shown}{more}]")
-    return 0
-
+from .chain.solve import main, read_image  # noqa: F401 - the tool's API, re-exported at its old path
 
 if __name__ == "__main__":
     sys.exit(main())

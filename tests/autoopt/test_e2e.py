@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from stages.autoopt.chain import Outcome, success
-from stages.autoopt.e2e import known_rows, section
+from stages.autoopt.chain.chain import Outcome, success
+from stages.autoopt.chain.e2e import known_rows, section
 
 
 def _solved(objective, feasible=True, violation=0.0):

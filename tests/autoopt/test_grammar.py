@@ -9,7 +9,7 @@ import random
 
 import pytest
 
-from stages.autoopt import grammar as g
+from stages.autoopt.data import grammar as g
 from stages.autoopt.tokenizer import canonical
 
 from .conftest import GEN

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from stages.autoopt.m1 import M1, M1Config, load_checkpoint
-from stages.autoopt.m1_train import model_config, save_checkpoint, train_model
+from stages.autoopt.m1.model import M1, M1Config, load_checkpoint
+from stages.autoopt.m1.train import model_config, save_checkpoint, train_model
 from stages.autoopt.tokenizer import Vocab
 
 CFG = M1Config(vocab_size=20, height=32, width=96, channels=(8, 16), d_model=32, heads=2,
@@ -96,7 +96,7 @@ def test_training_is_repeatable_and_learns():
 def test_bucketed_batches_cover_every_index_once_and_cut_padding():
     """Each index appears once an epoch; inside a pool the batches run short to long; padding
     (batch size x longest label, summed) is below that of plain shuffled batches."""
-    from stages.autoopt.m1_train import bucketed_batches
+    from stages.autoopt.m1.train import bucketed_batches
 
     rng = np.random.default_rng(0)
     lengths = torch.from_numpy(rng.integers(5, 200, 203))
@@ -117,7 +117,7 @@ def test_sine_2d_is_the_transformer_encoding_of_row_and_column():
     same in c (h = d/2), checked by hand at a few cells."""
     import math
 
-    from stages.autoopt.m1 import Encoder, sine_2d
+    from stages.autoopt.m1.model import Encoder, sine_2d
 
     s = sine_2d(5, 7, 8)
     assert s.shape == (5, 7, 8)

@@ -8,9 +8,9 @@ import json
 import pytest
 import yaml
 
-from stages.autoopt import grammar as g
-from stages.autoopt.m2_evaluate import InputError, evaluate, load_m1_predictions, row_seed, text_scores
-from stages.autoopt.m2_rules import translate_many
+from stages.autoopt.data import grammar as g
+from stages.autoopt.m2.evaluate import InputError, evaluate, load_m1_predictions, row_seed, text_scores
+from stages.autoopt.m2.rules import translate_many
 from stages.autoopt.params import AutoOptParams, M2EvalParams
 from tests.common.conftest import code_copy, params_error, real_params, run_module  # noqa: F401 - shared fixture
 
@@ -21,11 +21,11 @@ P = M2EvalParams(translators=["rules", "seq2seq"], time_limit_s=10, memory_mb=10
 
 # the entry proposed for dvc.yaml (the lead adds it; the tests add it to their copy if absent)
 STAGE = {
-    "cmd": "python -m stages.autoopt.m2_evaluate",
+    "cmd": "python -m stages.autoopt.m2.evaluate",
     "deps": ["stages/common", "stages/autoopt/__init__.py", "stages/autoopt/params.py", "stages/autoopt/paths.py",
-             "stages/autoopt/grammar.py", "stages/autoopt/tokenizer.py", "stages/autoopt/m2_rules.py",
-             "stages/autoopt/m2_seq2seq.py", "stages/autoopt/sandbox.py", "stages/autoopt/sandbox_worker.py",
-             "stages/autoopt/equivalence.py", "stages/autoopt/m2_evaluate.py", "data/autoopt/dataset",
+             "stages/autoopt/data/grammar.py", "stages/autoopt/tokenizer.py", "stages/autoopt/m2/rules.py",
+             "stages/autoopt/m2/seq2seq.py", "stages/autoopt/m2/sandbox.py", "stages/autoopt/m2/sandbox_worker.py",
+             "stages/autoopt/m2/equivalence.py", "stages/autoopt/m2/evaluate.py", "data/autoopt/dataset",
              "data/autoopt/m1_predictions.json", "data/autoopt/m2"],
     "params": ["common", "autoopt.${common.profile}.m2_evaluate"],
     "outs": [{"reports/autoopt/m2_examples.json": {"cache": False}},
@@ -159,7 +159,7 @@ def test_stage_at_smoke_size_is_deterministic(tmp_path, stage_env, python_exe):
     root = stage_copy(tmp_path)
     out = []
     for _ in range(2):
-        res = run_module(root, "stages.autoopt.m2_evaluate", stage_env, python_exe)
+        res = run_module(root, "stages.autoopt.m2.evaluate", stage_env, python_exe)
         assert res.returncode == 0, res.stderr[-3000:]
         m = json.loads((root / "reports/autoopt/m2_metrics.json").read_text())
         m.pop("seconds")
@@ -175,7 +175,7 @@ def test_stage_at_smoke_size_is_deterministic(tmp_path, stage_env, python_exe):
 
 def test_stage_without_m1_predictions_stops_clearly(tmp_path, stage_env, python_exe):
     root = stage_copy(tmp_path, with_predictions=False)
-    res = run_module(root, "stages.autoopt.m2_evaluate", stage_env, python_exe)
+    res = run_module(root, "stages.autoopt.m2.evaluate", stage_env, python_exe)
     assert res.returncode == 2
     assert "m1_predictions.json not found" in res.stderr and "m1-evaluate" in res.stderr
     assert not (root / "reports/autoopt/m2_metrics.json").exists()
@@ -187,10 +187,10 @@ def test_seq2seq_translator_calls_the_m2_seq2seq_interface(tmp_path, monkeypatch
     import sys
     import types
 
-    from stages.autoopt.m2_evaluate import seq2seq_translator
+    from stages.autoopt.m2.evaluate import seq2seq_translator
 
     calls = []
-    fake = types.ModuleType("stages.autoopt.m2_seq2seq")
+    fake = types.ModuleType("stages.autoopt.m2.seq2seq")
     fake.load_checkpoint = lambda path, device: calls.append(("load", str(path), device)) or ("M", "V")
 
     def translate(model, vocab, latex, device):
@@ -198,7 +198,7 @@ def test_seq2seq_translator_calls_the_m2_seq2seq_interface(tmp_path, monkeypatch
             raise ValueError("LaTeX ends in a lone backslash")
         return [f"# {model}{vocab} {s}" for s in latex]
     fake.translate = translate
-    monkeypatch.setitem(sys.modules, "stages.autoopt.m2_seq2seq", fake)
+    monkeypatch.setitem(sys.modules, "stages.autoopt.m2.seq2seq", fake)
     with pytest.raises(InputError, match="m2-train"):
         seq2seq_translator(tmp_path / "seq2seq.pt", "cpu")
     (tmp_path / "seq2seq.pt").write_bytes(b"")

@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from stages.autoopt import grammar as g
-from stages.autoopt.m2_rules import MAX_TOKENS, TranslationError, parse, strip_docstring, translate, translate_many
+from stages.autoopt.data import grammar as g
+from stages.autoopt.m2.rules import MAX_TOKENS, TranslationError, parse, strip_docstring, translate, translate_many
 
 from .conftest import GEN
 
@@ -36,8 +36,8 @@ def test_the_round_trip_covers_every_type_complexity_and_layout(problems):
 
 def test_round_trip_is_equivalent_in_the_sandbox(problems):
     """300 generator seeds: every translation builds a model equivalent to the reference."""
-    from stages.autoopt.equivalence import judge
-    from stages.autoopt.sandbox import run_batch
+    from stages.autoopt.m2.equivalence import judge
+    from stages.autoopt.m2.sandbox import run_batch
 
     scripts = [translate(p.latex()) for p in problems]
     tasks = [{"kind": "compare", "reference": p.pyomo(), "points": 4, "seed": k} for k, p in enumerate(problems)]

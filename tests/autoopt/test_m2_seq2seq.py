@@ -11,8 +11,8 @@ import pytest
 import torch
 import yaml
 
-from stages.autoopt import grammar
-from stages.autoopt.m2_seq2seq import (
+from stages.autoopt.data import grammar
+from stages.autoopt.m2.seq2seq import (
     JOIN, M2, NL, M2Config, apply_merges, build_vocab, learn_merges, load_checkpoint, py_detokenize,
     py_tokenize, save_checkpoint, split_merged, strip_docstring, target_tokens, translate, translate_tokens)
 
@@ -49,7 +49,7 @@ def test_round_trip_builds_the_same_model(problems):
     """The detokenized text (frame re-added, docstring gone) builds a model with the same values."""
     import random
 
-    from stages.autoopt.grammar import build_model, pyomo_values
+    from stages.autoopt.data.grammar import build_model, pyomo_values
 
     rng = random.Random(0)
     for p in problems[:25]:
@@ -141,7 +141,7 @@ class TP:
 
 
 def _tiny(problems, n=4, merges=10):
-    from stages.autoopt.m2_train import encode_pairs
+    from stages.autoopt.m2.train import encode_pairs
 
     rows = [p for p in problems if p.n <= 3][:n]
     latex, scripts = [p.latex() for p in rows], [p.pyomo() for p in rows]
@@ -154,7 +154,7 @@ def _tiny(problems, n=4, merges=10):
 
 @pytest.fixture(scope="module")
 def trained(problems):
-    from stages.autoopt.m2_train import train_model
+    from stages.autoopt.m2.train import train_model
 
     latex, scripts, vocab, cfg, x, y = _tiny(problems)
     reports = []
@@ -171,7 +171,7 @@ def test_tiny_model_overfits_four_pairs(trained):
 
 
 def test_training_is_repeatable(problems):
-    from stages.autoopt.m2_train import train_model
+    from stages.autoopt.m2.train import train_model
 
     class Short(TP):
         steps = 5
@@ -193,7 +193,7 @@ def test_checkpoint_round_trip(tmp_path, trained):
 
 
 def test_translate_bad_arguments(model):
-    from stages.autoopt.m2_seq2seq import M2Vocab
+    from stages.autoopt.m2.seq2seq import M2Vocab
     from stages.autoopt.tokenizer import Vocab
 
     v = M2Vocab(Vocab(), Vocab())
@@ -222,8 +222,8 @@ def test_bad_params_name_the_key():
     assert "m2_train.eval_every" in params_error("autoopt", AutoOptParams, data)
 
 
-STAGE = {"cmd": "python -m stages.autoopt.m2_train",
-         "deps": ["stages/common", "stages/autoopt/m2_train.py", "data/autoopt/dataset"],
+STAGE = {"cmd": "python -m stages.autoopt.m2.train",
+         "deps": ["stages/common", "stages/autoopt/m2/train.py", "data/autoopt/dataset"],
          "params": ["common", "autoopt.${common.profile}.m2_train"],
          "outs": ["data/autoopt/m2"],
          "metrics": [{"reports/autoopt/m2_train.json": {"cache": False}}]}
@@ -252,7 +252,7 @@ def test_stage_at_smoke_size_is_deterministic(tmp_path, problems, stage_env, pyt
     root = _smoke_repo(tmp_path, problems)
     runs = []
     for _ in range(2):
-        res = subprocess.run([python_exe, "-m", "stages.autoopt.m2_train"], cwd=root, env=stage_env,
+        res = subprocess.run([python_exe, "-m", "stages.autoopt.m2.train"], cwd=root, env=stage_env,
                              capture_output=True, text=True, timeout=300)
         assert res.returncode == 0, res.stderr[-3000:]
         m = json.loads((root / "reports/autoopt/m2_train.json").read_text())

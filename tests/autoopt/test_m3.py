@@ -46,8 +46,8 @@ def test_converter_matches_pyomo_on_generated_models():
     import casadi as ca
     import pyomo.environ as pe
 
-    from stages.autoopt import grammar as G
-    from stages.autoopt.pyomo_casadi import model_vars, to_casadi
+    from stages.autoopt.data import grammar as G
+    from stages.autoopt.m3.pyomo_casadi import model_vars, to_casadi
 
     worst, count = 0.0, 0
     for seed in range(250):
@@ -77,7 +77,7 @@ def test_converter_covers_other_nodes():
     import pyomo.environ as pe
     from pyomo.core.expr.numeric_expr import MaxExpression, MinExpression
 
-    from stages.autoopt.pyomo_casadi import ConversionError, to_casadi
+    from stages.autoopt.m3.pyomo_casadi import ConversionError, to_casadi
 
     m = pe.ConcreteModel()
     m.x = pe.Var([1, 2], initialize=0.7)
@@ -108,7 +108,7 @@ def test_converter_covers_other_nodes():
 def test_ipopt_on_a_convex_qp_matches_the_closed_form():
     import pyomo.environ as pe
 
-    from stages.autoopt.m3_baselines import ipopt_multistart
+    from stages.autoopt.m3.baselines import ipopt_multistart
 
     a = np.array([0.3, -1.2, 2.0, 0.7])
     m = pe.ConcreteModel()
@@ -137,7 +137,7 @@ def _tiny_minlp():
 def test_bobd_on_a_tiny_minlp_matches_brute_force():
     from scipy.optimize import minimize
 
-    from stages.autoopt.bobd import bobd
+    from stages.autoopt.m3.bobd import bobd
 
     best = math.inf
     for y1, y2 in itertools.product(range(5), repeat=2):
@@ -152,7 +152,7 @@ def test_bobd_on_a_tiny_minlp_matches_brute_force():
 
 
 def test_ex1221_optimum_by_enumerating_the_binaries():
-    from stages.autoopt.m3_problems import problems
+    from stages.autoopt.m3.problems import problems
 
     best = math.inf
     for y1, y2, y3 in itertools.product((0, 1), repeat=3):
@@ -167,7 +167,7 @@ def test_ex1221_optimum_by_enumerating_the_binaries():
 
 @pytest.mark.parametrize("name", ["int_f4", "int_f6", "int_f7"])
 def test_small_integer_optima_by_enumeration(name):
-    from stages.autoopt.m3_problems import problems
+    from stages.autoopt.m3.problems import problems
 
     p = next(q for q in problems() if q.name == name)
     m = p.build()
@@ -179,7 +179,7 @@ def test_small_integer_optima_by_enumeration(name):
 
 
 def test_newsvendor_saa_optimum_is_the_critical_fractile():
-    from stages.autoopt.m3_problems import newsvendor_data, newsvendor_optimum
+    from stages.autoopt.m3.problems import newsvendor_data, newsvendor_optimum
 
     val, point = newsvendor_optimum(5, 40, seed=5)
     cost, price, demand = newsvendor_data(5, 40, seed=5)
@@ -192,7 +192,7 @@ def test_newsvendor_saa_optimum_is_the_critical_fractile():
 
 # --------------------------------------------------------------------------- the benchmark's optima
 def _problems():
-    from stages.autoopt.m3_problems import problems
+    from stages.autoopt.m3.problems import problems
 
     return problems()
 
@@ -201,8 +201,8 @@ def _problems():
 def test_stated_optimum_is_attained_and_not_beaten_by_random_search(prob):
     import pyomo.environ as pe
 
-    from stages.autoopt.bobd import is_bilevel
-    from stages.autoopt.pyomo_casadi import build_casadi
+    from stages.autoopt.m3.bobd import is_bilevel
+    from stages.autoopt.m3.pyomo_casadi import build_casadi
 
     m = prob.build()
     _set(m, prob.point)
@@ -233,7 +233,7 @@ def test_stated_optimum_is_attained_and_not_beaten_by_random_search(prob):
 def test_classification_on_hand_made_models():
     import pyomo.environ as pe
 
-    from stages.autoopt.bobd import classify, upper_variables
+    from stages.autoopt.m3.bobd import classify, upper_variables
 
     m = pe.ConcreteModel()
     m.x = pe.Var(range(1, 7), bounds=(-3, 3))
@@ -250,8 +250,8 @@ def test_classification_on_hand_made_models():
 
 
 def test_solve_model_entry_point_on_a_generated_script():
-    from stages.autoopt import grammar as G
-    from stages.autoopt.bobd import solve_model
+    from stages.autoopt.data import grammar as G
+    from stages.autoopt.m3.bobd import solve_model
 
     seed = next(s for s in range(500) if (p := G.generate(s, **GEN)).planted_value is not None
                 and "discontinuous" in p.complexities and p.ptype == "single")
@@ -265,8 +265,8 @@ def test_solve_model_entry_point_on_a_generated_script():
 
 
 def test_solve_model_sends_a_generated_milp_to_highs():
-    from stages.autoopt import grammar as G
-    from stages.autoopt.bobd import solve_model
+    from stages.autoopt.data import grammar as G
+    from stages.autoopt.m3.bobd import solve_model
 
     prob = next(p for s in range(500) if (p := G.generate(s, **GEN)).meta["family"] == "lp" and p.integer)
     out = solve_model(G.build_model(prob.pyomo()), budget=100, seed=0)
@@ -291,8 +291,8 @@ def test_bad_m3_params_name_the_key(real_params):
 
 
 def test_same_seed_same_rows():
-    from stages.autoopt.m3_evaluate import run_problem
-    from stages.autoopt.m3_problems import problems
+    from stages.autoopt.m3.evaluate import run_problem
+    from stages.autoopt.m3.problems import problems
     from stages.autoopt.params import M3Params
 
     mp = M3Params(runs=1, rel_tol=0.01, feas_tol=1e-6, budget=200, bobd_pop=10, ga_pop=10, nsga_pop=10,
@@ -312,7 +312,7 @@ def test_stage_at_smoke_size_is_deterministic(tmp_path, stage_env, python_exe):
     root = copy_checkout(REPO, tmp_path / "repo", profile="smoke")
     out = []
     for _ in range(2):
-        res = run_module(root, "stages.autoopt.m3_evaluate", stage_env, python_exe, timeout=300)
+        res = run_module(root, "stages.autoopt.m3.evaluate", stage_env, python_exe, timeout=300)
         assert res.returncode == 0, res.stderr[-3000:]
         m = json.loads((root / "reports/autoopt/m3_metrics.json").read_text())["m3"]
         m.pop("seconds")

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from stages.autoopt import metrics as M
+from stages.autoopt.m1 import metrics as M
 
 
 def test_identical_corpora_bleu_100():

@@ -64,7 +64,7 @@ def test_stage_exits_2_before_compute(tmp_path, stage_env, python_exe):
     params = yaml.safe_load((root / "params.yaml").read_text())
     params["autoopt"]["smoke"]["train"]["steps"] = 0
     (root / "params.yaml").write_text(yaml.safe_dump(params))
-    res = subprocess.run([python_exe, "-m", "stages.autoopt.m1_train"], cwd=root, env=stage_env,
+    res = subprocess.run([python_exe, "-m", "stages.autoopt.m1.train"], cwd=root, env=stage_env,
                          capture_output=True, text=True, timeout=120)
     assert res.returncode == 2
     assert "autoopt.smoke.train.steps = 0" in res.stderr and ">= 1" in res.stderr

@@ -6,8 +6,8 @@ import shutil
 import numpy as np
 import pytest
 
-from stages.autoopt import render
-from stages.autoopt.published import PublishedDataError, load_published
+from stages.autoopt.data import render
+from stages.autoopt.data.published import PublishedDataError, load_published
 
 from .conftest import FIXTURE
 

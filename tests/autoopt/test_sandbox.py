@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from stages.autoopt.equivalence import REASONS, judge
-from stages.autoopt.sandbox import STAGES, run_batch
+from stages.autoopt.m2.equivalence import REASONS, judge
+from stages.autoopt.m2.sandbox import STAGES, run_batch
 
 LIMITS = {"time_limit_s": 2.0, "memory_mb": 1024}
 
@@ -77,7 +77,7 @@ def test_the_worker_runs_in_a_temp_folder_with_a_minimal_environment():
 
 
 def test_call_runs_a_stages_autoopt_target_and_refuses_others():
-    good = {"kind": "call", "target": "stages.autoopt.sandbox_worker:variables_of", "kwargs": {}}
+    good = {"kind": "call", "target": "stages.autoopt.m2.sandbox_worker:variables_of", "kwargs": {}}
     bad = {"kind": "call", "target": "os:system", "kwargs": {"command": "true"}}
     r_good, r_bad = run_batch([REF, REF], [good, bad], **LIMITS)
     assert r_good.ok and r_good.payload["x"]["bounds"] == [[-3.0, 4.0], [-3.0, 4.0]]
@@ -183,7 +183,7 @@ def test_call_results_become_plain_json():
 
     import numpy as np
 
-    from stages.autoopt.sandbox_worker import _plain
+    from stages.autoopt.m2.sandbox_worker import _plain
 
     out = _plain({"x": (1, np.float64(2.5)), "f": math.inf, "g": float("nan"), "n": np.int64(3), 4: [True, None]})
     assert out == {"x": [1, 2.5], "f": None, "g": None, "n": 3, "4": [True, None]}
@@ -203,7 +203,7 @@ def build_model():
     m.c1 = Constraint(expr=m.x[1] + m.x[2] <= 20)
     return m
 """
-    task = {"kind": "call", "target": "stages.autoopt.bobd:solve_model", "kwargs": {"budget": 100, "seed": 0}}
+    task = {"kind": "call", "target": "stages.autoopt.m3.bobd:solve_model", "kwargs": {"budget": 100, "seed": 0}}
     (r,) = run_batch([lp], task, time_limit_s=20.0, memory_mb=4096)
     assert r.ok, (r.stage, r.error)
     assert r.payload["solver"] == "highs" and r.payload["objective"] == pytest.approx(112.0)

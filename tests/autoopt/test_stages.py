@@ -11,9 +11,9 @@ import yaml
 
 from .conftest import FIXTURE, REPO
 
-CHAIN = ("stages.autoopt.prepare", "stages.autoopt.m1_train", "stages.autoopt.m1_evaluate",
-         "stages.autoopt.m2_train", "stages.autoopt.m2_evaluate", "stages.autoopt.m3_evaluate",
-         "stages.autoopt.e2e")
+CHAIN = ("stages.autoopt.data.prepare", "stages.autoopt.m1.train", "stages.autoopt.m1.evaluate",
+         "stages.autoopt.m2.train", "stages.autoopt.m2.evaluate", "stages.autoopt.m3.evaluate",
+         "stages.autoopt.chain.e2e")
 
 
 def _untimed(x):
@@ -79,7 +79,7 @@ def test_smoke_chain_twice_gives_identical_metrics(tmp_path, stage_env, python_e
 @pytest.mark.slow
 def test_published_source_reads_the_fixture(tmp_path, stage_env, python_exe):
     root = _copy(tmp_path, source="published", published_path=str(FIXTURE))
-    res = _run(root, "stages.autoopt.prepare", stage_env, python_exe)
+    res = _run(root, "stages.autoopt.data.prepare", stage_env, python_exe)
     assert res.returncode == 0, res.stderr[-3000:]
     import datasets
 
@@ -93,7 +93,7 @@ def test_published_source_reads_the_fixture(tmp_path, stage_env, python_exe):
 
 def test_missing_published_folder_fails_clearly(tmp_path, stage_env, python_exe):
     root = _copy(tmp_path, source="published", published_path=str(tmp_path / "absent"))
-    res = _run(root, "stages.autoopt.prepare", stage_env, python_exe)
+    res = _run(root, "stages.autoopt.data.prepare", stage_env, python_exe)
     assert res.returncode == 2
     assert "AutoOpt-11k not found" in res.stderr and "ankurzing/autoopt-11k" in res.stderr
     assert not (root / "data/autoopt/dataset").exists()          # nothing written

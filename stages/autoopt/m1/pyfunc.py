@@ -13,7 +13,7 @@ from mlflow.models import set_model
 
 class M1Pyfunc(mlflow.pyfunc.PythonModel):
     def load_context(self, context):
-        from stages.autoopt.m1 import load_checkpoint
+        from stages.autoopt.m1.model import load_checkpoint
 
         self.model, self.vocab = load_checkpoint(context.artifacts["checkpoint"])
 
@@ -24,7 +24,7 @@ class M1Pyfunc(mlflow.pyfunc.PythonModel):
         import torch
         from PIL import Image
 
-        from stages.autoopt.render import to_input
+        from stages.autoopt.data.render import to_input
 
         cfg = self.model.cfg
         arrays = []

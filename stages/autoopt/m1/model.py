@@ -240,7 +240,7 @@ class M1(nn.Module):
 
 def load_checkpoint(path, device="cpu"):
     """(model in eval mode, vocab) from a checkpoint; tensors and plain containers only."""
-    from .tokenizer import Vocab
+    from ..tokenizer import Vocab
 
     blob = torch.load(path, map_location=device, weights_only=True)
     cfg = M1Config(**{k: (tuple(v) if isinstance(v, list) else v) for k, v in blob["config"].items()})

@@ -5,14 +5,14 @@ on two LaTeX sources -- the dataset's ground truth and M1's own predictions
 (data/autoopt/m1_predictions.json, written by m1-evaluate) -- each translator in
 ``translators``
 
-* ``rules``: the rule-based translator (:mod:`m2_rules`: a lark parser + Pyomo emitter);
-* ``seq2seq``: the learned model (:mod:`m2_seq2seq`, checkpoint data/autoopt/m2/seq2seq.pt,
+* ``rules``: the rule-based translator (:mod:`.rules`: a lark parser + Pyomo emitter);
+* ``seq2seq``: the learned model (:mod:`.seq2seq`, checkpoint data/autoopt/m2/seq2seq.pt,
   greedy decoding)
 
-writes a script per row; every script runs in the sandbox (:mod:`sandbox`: separate worker
+writes a script per row; every script runs in the sandbox (:mod:`.sandbox`: separate worker
 processes, a time and a memory limit) against the row's reference script ("compare" task:
 ``points`` random points of the reference's box, seeded from ``common.seed`` and the row id,
-the same points for every translator and source), and :mod:`equivalence` judges the two models.
+the same points for every translator and source), and :mod:`.equivalence` judges the two models.
 
 Per translator, source and split: the shares of rows translated (a script came out), executed
 (the script ran without raising: stages ok / no_build_model / not_a_model / task_error), built a
@@ -42,8 +42,8 @@ from typing import Callable
 
 from stages.common.stage import stage
 
-from .params import AutoOptParams, M2EvalParams
-from .paths import CSV_M2, DATASET, M1_PREDICTIONS, M2_EXAMPLES, M2_METRICS, M2_MODEL_DIR, PLOT_M2
+from ..params import AutoOptParams, M2EvalParams
+from ..paths import CSV_M2, DATASET, M1_PREDICTIONS, M2_EXAMPLES, M2_METRICS, M2_MODEL_DIR, PLOT_M2
 
 SPLITS = {"printed": "test", "handwritten": "test_handwritten"}
 SOURCES = ("ground_truth", "m1")
@@ -96,7 +96,7 @@ def text_scores(hyps: list[str], refs: list[str]) -> dict[str, float]:
     import sacrebleu
     from rapidfuzz.distance import Levenshtein
 
-    from .m2_rules import strip_docstring
+    from .rules import strip_docstring
 
     h = [strip_docstring(x) for x in hyps]
     r = [strip_docstring(x) for x in refs]
@@ -236,7 +236,7 @@ def seq2seq_translator(ckpt: Path, device) -> Translator:
     if not ckpt.exists():
         raise InputError(f"{ckpt} not found: the seq2seq checkpoint is written by the m2-train stage "
                          f"(`dvc repro autoopt-m2-train`), or drop seq2seq from m2_evaluate.translators")
-    from .m2_seq2seq import load_checkpoint, translate
+    from .seq2seq import load_checkpoint, translate
 
     model, vocab = load_checkpoint(ckpt, device)
 
@@ -271,7 +271,7 @@ def main() -> None:
         from stages.common.io import write_json
         from stages.common.plots import write_csv
 
-        from .m2_rules import translate_many
+        from .rules import translate_many
 
         p = ctx.params.m2_evaluate
         if "seq2seq" in p.translators:

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from stages.common.stage import fail, stage
 
-from .params import AutoOptParams
-from .paths import CARD_JSON, CARD_MD, CONTACT, DATASET
-from .paths import PREPARE_METRICS as METRICS
+from ..params import AutoOptParams
+from ..paths import CARD_JSON, CARD_MD, CONTACT, DATASET
+from ..paths import PREPARE_METRICS as METRICS
 
 
 def generated_rows(p, seed: int) -> dict[str, list[dict]]:
@@ -23,7 +23,7 @@ def generated_rows(p, seed: int) -> dict[str, list[dict]]:
 
     from tqdm import tqdm
 
-    from . import data
+    from . import rows as data
     from .render import RenderSpec
 
     spec = RenderSpec(fontsets=tuple(p.fontsets), font_sizes=tuple(p.font_sizes), dpi=p.dpi)
@@ -47,7 +47,7 @@ def published_rows(p) -> dict[str, list[dict]]:
     import numpy as np
     from PIL import Image
 
-    from . import data
+    from . import rows as data
     from .published import PublishedDataError, load_published
 
     try:
@@ -107,7 +107,7 @@ def main() -> None:
 
         from stages.common.io import atomic_dir, write_json, write_text
 
-        from . import data
+        from . import rows as data
 
         p = ctx.params.prepare
         t0 = time.perf_counter()

@@ -31,7 +31,7 @@ What we followed and what we chose:
 * Bilevel models (a ``lower`` block with an objective): the lower-level variables (declared in
   the block, else the Var components named in ``lower_vars``) are the lower level, solved by
   IPOPT for the lower objective and constraints; all other variables are the upper level.
-* Evaluation count (all methods, :mod:`.m3_baselines` too): one evaluation = objective and
+* Evaluation count (all methods, :mod:`.baselines` too): one evaluation = objective and
   constraints at one point, or one gradient/Jacobian evaluation, or one Hessian evaluation;
   an IPOPT solve costs max(n_f, n_g) + max(n_grad_f, n_jac_g) + n_hess from casadi's stats.
 """
@@ -320,7 +320,7 @@ def bobd(model, *, budget: int, seed: int, pop_size: int = 20, max_iter: int = 2
     upper = upper_variables(reasons, nonconvex_upper=nonconvex_upper)
     sl = SingleLevel(model, upper, max_iter, feas_tol)
     if not upper:
-        from .m3_baselines import ipopt_multistart
+        from .baselines import ipopt_multistart
 
         res = ipopt_multistart(model, budget=budget, seed=seed, max_iter=max_iter, feas_tol=feas_tol, sl=sl)
         res.upper_vars = []

@@ -13,15 +13,15 @@ from __future__ import annotations
 
 from stages.common.stage import stage
 
-from .params import AutoOptParams
-from .paths import DATASET, MODEL_DIR
-from .paths import TRAIN_METRICS as METRICS
+from ..params import AutoOptParams
+from ..paths import DATASET, MODEL_DIR
+from ..paths import TRAIN_METRICS as METRICS
 
 TRAIN_SPLIT = "train"
 
 
 def model_config(vocab_size: int, tp):
-    from .m1 import M1Config
+    from .model import M1Config
 
     return M1Config(vocab_size=vocab_size, height=tp.height, width=tp.width,
                     channels=tuple(tp.channels), d_model=tp.d_model, heads=tp.heads,
@@ -34,7 +34,7 @@ def images_array(ds, height: int, width: int, desc: str = "images"):
     import numpy as np
     from tqdm import tqdm
 
-    from .render import to_input
+    from ..data.render import to_input
 
     out = np.zeros((len(ds), height, width), dtype=np.uint8)
     for k, img in enumerate(tqdm(ds["image"], desc=desc, mininterval=2, disable=len(ds) < 500)):
@@ -88,7 +88,7 @@ def train_model(images, tokens, cfg, tp, steps: int, seed: int, device, desc: st
     import torch
     from tqdm import tqdm
 
-    from .m1 import M1
+    from .model import M1
 
     torch.manual_seed(seed)
     model = M1(cfg).to(device)
@@ -157,10 +157,11 @@ def save_checkpoint(path, model, cfg, vocab, extra: dict | None = None) -> None:
         torch.save(blob, tmp)
 
 
-def save_mlflow_model(target, checkpoint, code_file: str = "m1_pyfunc.py",
+def save_mlflow_model(target, checkpoint, code_file=None,
                       requirements: tuple[str, ...] = ("torch==2.13.0", "numpy==2.4.6", "pillow")) -> None:
-    """An MLflow pyfunc model (models from code: ``code_file`` in this folder + the checkpoint
-    artifact), written atomically to ``target``. M1 and M2's seq2seq model both use it."""
+    """An MLflow pyfunc model (models from code: the file ``code_file``, by default M1's
+    ``pyfunc.py`` in this folder, + the checkpoint artifact), written atomically to ``target``.
+    M1 and M2's seq2seq model (which passes its own ``m2/pyfunc.py``) both use it."""
     import os
     from pathlib import Path
 
@@ -169,7 +170,7 @@ def save_mlflow_model(target, checkpoint, code_file: str = "m1_pyfunc.py",
 
     from stages.common.io import atomic_dir
 
-    code = Path(__file__).with_name(code_file)
+    code = Path(code_file) if code_file is not None else Path(__file__).with_name("pyfunc.py")
     with atomic_dir(target) as tmp:
         out = Path(tmp) / "model"
         mlflow.pyfunc.save_model(str(out), python_model=str(code),
@@ -192,7 +193,7 @@ def main() -> None:
         from stages.common.device import limit_threads
         from stages.common.io import write_json, write_text
 
-        from .tokenizer import Vocab
+        from ..tokenizer import Vocab
 
         tp = ctx.params.train
         threads = limit_threads(default=tp.threads)
@@ -230,7 +231,7 @@ def main() -> None:
                           "val": teacher_forced(m, x_val, y_val, device)})
         curve_s = time.perf_counter() - t0
         save_mlflow_model(out_dir / "mlflow_model", out_dir / "main.pt")
-        from .m1 import count_parameters
+        from .model import count_parameters
 
         metrics = {"train_size": len(train), "vocab_size": len(vocab), "parameters": count_parameters(model),
                    "steps": tp.steps, "threads": threads, "device": str(device),

@@ -42,7 +42,7 @@ def _parser():
 def compact(latex: str) -> str:
     """Tokens joined without spaces (mathtext reads ``x _ { 2 }`` as x, then 2, not x_2); a
     space is kept only where a command is followed by a letter (``\\in x``)."""
-    from .tokenizer import tokenize
+    from ..tokenizer import tokenize
 
     out = ""
     for tok in tokenize(latex):

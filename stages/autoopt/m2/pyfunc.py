@@ -14,12 +14,12 @@ from mlflow.models import set_model
 
 class M2Pyfunc(mlflow.pyfunc.PythonModel):
     def load_context(self, context):
-        from stages.autoopt.m2_seq2seq import load_checkpoint
+        from stages.autoopt.m2.seq2seq import load_checkpoint
 
         self.model, self.vocab = load_checkpoint(context.artifacts["checkpoint"])
 
     def predict(self, context, model_input, params=None):
-        from stages.autoopt.m2_seq2seq import translate
+        from stages.autoopt.m2.seq2seq import translate
 
         return translate(self.model, self.vocab, [str(s) for s in model_input["latex"]], "cpu")
 

@@ -50,7 +50,7 @@ from pathlib import Path
 STAGES = ("ok", "syntax", "exec", "no_build_model", "not_a_model", "timeout", "memory", "crash",
           "task_error")
 WORKER = Path(__file__).with_name("sandbox_worker.py")
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]   # stages/autoopt/m2/sandbox.py -> the repository root
 START_TIMEOUT_S = 120.0
 FILE_LIMIT = 256 * 1024 * 1024      # bytes a worker may write to one file (its stderr file included)
 _SPAWN = threading.Lock()

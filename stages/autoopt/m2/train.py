@@ -1,8 +1,8 @@
-"""autoopt m2-train: the learned LaTeX -> Pyomo translator (stages/autoopt/m2_seq2seq.py).
+"""autoopt m2-train: the learned LaTeX -> Pyomo translator (stages/autoopt/m2/seq2seq.py).
 
 Trains one encoder-decoder transformer from scratch on the ``train`` split's (LaTeX, script)
 pairs (the paper fine-tunes DeepSeek-Coder-1.3B on 1,018 real scripts instead: see
-m2_seq2seq.py). Every ``eval_every`` steps and after the last one it reports, on the
+m2/seq2seq.py). Every ``eval_every`` steps and after the last one it reports, on the
 ``validation`` split: teacher-forced loss (no label smoothing) and next-token accuracy, and the
 greedy exact-match rate (decoded script text == the reference without its docstring) on the
 first ``greedy_rows`` rows. Sizes and step counts were chosen on the validation split only
@@ -22,16 +22,20 @@ the validation figures are also logged to MLflow by step).
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 from stages.common.stage import stage
 
-from .params import AutoOptParams
-from .paths import DATASET, M2_MODEL_DIR, M2_TRAIN_METRICS
+from ..params import AutoOptParams
+from ..paths import DATASET, M2_MODEL_DIR, M2_TRAIN_METRICS
+
+PYFUNC = Path(__file__).with_name("pyfunc.py")     # M2's MLflow models-from-code file (m2/pyfunc.py)
 
 TRAIN_SPLIT, VAL_SPLIT = "train", "validation"
 
 
 def model_config(src_vocab: int, tgt_vocab: int, tp):
-    from .m2_seq2seq import M2Config
+    from .seq2seq import M2Config
 
     return M2Config(src_vocab=src_vocab, tgt_vocab=tgt_vocab, d_model=tp.d_model, heads=tp.heads,
                     enc_layers=tp.enc_layers, dec_layers=tp.dec_layers, ff=tp.ff, dropout=tp.dropout,
@@ -43,8 +47,8 @@ def encode_pairs(latex: list[str], scripts: list[str], vocab, cfg):
     plus the number of truncated targets."""
     import numpy as np
 
-    from .m2_seq2seq import encode, target_tokens
-    from .tokenizer import tokenize
+    from .seq2seq import encode, target_tokens
+    from ..tokenizer import tokenize
 
     def arr(seqs):
         out = np.zeros((len(seqs), max(len(s) for s in seqs)), dtype=np.int64)
@@ -95,7 +99,7 @@ def teacher_forced(model, src, tgt, device, batch: int = 64) -> dict:
 
 def greedy_exact(model, vocab, latex: list[str], scripts: list[str], device) -> dict:
     """Share of rows whose greedy script equals the reference (docstring line dropped)."""
-    from .m2_seq2seq import strip_docstring, translate
+    from .seq2seq import strip_docstring, translate
 
     if not latex:
         return {"rows": 0, "exact_match": None}
@@ -112,8 +116,8 @@ def train_model(src, tgt, cfg, tp, seed: int, device, on_report=None, desc: str 
     import torch
     from tqdm import tqdm
 
-    from .m1_train import bucketed_batches, lr_at
-    from .m2_seq2seq import M2
+    from ..m1.train import bucketed_batches, lr_at
+    from .seq2seq import M2
 
     torch.manual_seed(seed)
     model = M2(cfg).to(device)
@@ -157,8 +161,8 @@ def main() -> None:
         from stages.common.device import limit_threads
         from stages.common.io import write_json
 
-        from .m1_train import save_mlflow_model
-        from .m2_seq2seq import build_vocab, count_parameters, save_checkpoint
+        from ..m1.train import save_mlflow_model
+        from .seq2seq import build_vocab, count_parameters, save_checkpoint
 
         tp = ctx.params.m2_train
         threads = limit_threads(default=tp.threads)
@@ -200,7 +204,7 @@ def main() -> None:
         out_dir.mkdir(parents=True, exist_ok=True)
         save_checkpoint(out_dir / "seq2seq.pt", model, vocab,
                         {"train_size": len(train), "steps": tp.steps, "seed": ctx.seed})
-        save_mlflow_model(out_dir / "mlflow_model", out_dir / "seq2seq.pt", code_file="m2_pyfunc.py",
+        save_mlflow_model(out_dir / "mlflow_model", out_dir / "seq2seq.pt", code_file=PYFUNC,
                           requirements=("torch==2.13.0", "pandas"))
         last = history[-1]
         metrics = {

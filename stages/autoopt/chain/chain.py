@@ -1,15 +1,15 @@
 """The AutoOpt chain after M1: LaTeX -> M2 (rule-based) -> Pyomo script -> M3 (BOBD) -> solution.
 
-Shared by the end-to-end stage (``e2e.py``) and the one-image tool (``solve.py``). Generated scripts
-are only ever built and solved inside the sandbox (``sandbox.run_batch`` with a ``call`` task that
-runs ``bobd.solve_model`` on the model the script builds), never in this process.
+Shared by the end-to-end stage (``chain/e2e.py``) and the one-image tool (``solve.py``). Generated scripts
+are only ever built and solved inside the sandbox (``m2.sandbox.run_batch`` with a ``call`` task that
+runs ``m3.bobd.solve_model`` on the model the script builds), never in this process.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
 
-SOLVE_TARGET = "stages.autoopt.bobd:solve_model"
+SOLVE_TARGET = "stages.autoopt.m3.bobd:solve_model"
 FEASIBILITY_TOL = 1e-6
 
 
@@ -29,7 +29,7 @@ class Outcome:
 
 def translate_all(latex: list[str]) -> list[tuple[str | None, str]]:
     """(script, "") or (None, reason) per LaTeX string, with the rule-based translator (M2)."""
-    from .m2_rules import translate_many
+    from ..m2.rules import translate_many
 
     return [(script or None, err[:300]) for script, err in translate_many(latex)]
 
@@ -39,7 +39,7 @@ def solve_scripts(scripts: list[str | None], *, budget: int, seed: int, time_lim
                   reasons: list[str] | None = None) -> list[Outcome]:
     """Build and solve each script with BOBD in the sandbox; None (not translated) passes through
     as a ``translate`` outcome with its reason."""
-    from .sandbox import run_batch
+    from ..m2.sandbox import run_batch
 
     reasons = reasons or [""] * len(scripts)
     todo = [k for k, s in enumerate(scripts) if s is not None]

@@ -398,7 +398,7 @@ class Problem:
             # everything after the objective on one line, items separated by commas
             rest = _join(lines[1:], [",", "\\quad"])
             lines = [lines[0] + ([",", "\\quad"] if rest else []) + rest]
-        from .tokenizer import detokenize
+        from ..tokenizer import detokenize
 
         return detokenize(_join(lines, ["\\\\"]))
 

@@ -36,7 +36,7 @@ Pre-norm transformer encoder (``nn.TransformerEncoder``) and our own pre-norm de
 (causal self-attention with a key/value cache for decoding, cross-attention that ignores the
 source's padding); fixed sinusoidal positions on both sides (no learned length limit);
 the decoder's input embedding and output projection share weights. Decoding is batched greedy
-with the cache; it stops at ``<eos>`` or the length limit. Training (m2_train.py): label
+with the cache; it stops at ``<eos>`` or the length limit. Training (m2/train.py): label
 smoothing, AdamW with linear warm-up and cosine decay, gradient clipping, length-bucketed
 batches.
 
@@ -57,8 +57,8 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from .m1 import DecoderLayer, sinusoids   # M1's pre-norm cached decoder layer and position encodings
-from .tokenizer import Vocab, tokenize
+from ..m1.model import DecoderLayer, sinusoids   # M1's pre-norm cached decoder layer and position encodings
+from ..tokenizer import Vocab, tokenize
 
 # --------------------------------------------------------------------------- Pyomo tokens
 FRAME_HEAD = ("from pyomo.environ import *", "", "", "def build_model():", "    m = ConcreteModel()")

@@ -1,6 +1,6 @@
 """The sandbox's worker process: runs generated Pyomo scripts one after another.
 
-Started by :mod:`stages.autoopt.sandbox` as ``python -I sandbox_worker.py <repo root>`` in a
+Started by :mod:`stages.autoopt.m2.sandbox` as ``python -I sandbox_worker.py <repo root>`` in a
 temporary folder, with an address-space limit and a minimal environment. It reads one JSON
 request a line on its stdin and answers one JSON line on a private copy of its stdout (the
 script's own prints go to stderr, which the parent sends to a file). Each script runs under a

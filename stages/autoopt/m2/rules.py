@@ -2,7 +2,7 @@
 
 The paper's M2 is a fine-tuned code LLM (DeepSeek-Coder-1.3B); it publishes no rule-based
 translator. This one is ours: it covers the formulation language the study's generator writes
-(:mod:`stages.autoopt.grammar`, ``Problem.latex``) and nothing more:
+(:mod:`stages.autoopt.data.grammar`, ``Problem.latex``) and nothing more:
 
 * a lark grammar, LALR(1) (30x faster than lark's Earley on the same grammar, same trees:
   benchmarks/autoopt_m2_sandbox.py). The LaTeX is split into the tokenizer's tokens first, digit
@@ -36,8 +36,8 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from . import grammar as g
-from .tokenizer import tokenize
+from ..data import grammar as g
+from ..tokenizer import tokenize
 
 MAX_TOKENS = 1500
 

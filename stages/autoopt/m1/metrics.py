@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .tokenizer import tokenize
+from ..tokenizer import tokenize
 
 
 def _tokens(s: str) -> list[str]:

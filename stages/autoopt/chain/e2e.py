@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from stages.common.stage import stage
 
-from .params import AutoOptParams
-from .paths import (DATASET, E2E_ROWS, M1_METRICS, M1_PREDICTIONS, M2_METRICS, M3_METRICS, METRICS,
+from ..params import AutoOptParams
+from ..paths import (DATASET, E2E_ROWS, M1_METRICS, M1_PREDICTIONS, M2_METRICS, M3_METRICS, METRICS,
                     PLOT_E2E)
 
 EVAL_SPLITS = {"printed": "test", "handwritten": "test_handwritten"}

@@ -1,7 +1,7 @@
 """autoopt m3-evaluate: BOBD (AutoOpt's M3) against IPOPT multi-start and a GA on a benchmark
-with known optima (stages/autoopt/m3_problems.py), and against NSGA-II on a multi-objective set.
+with known optima (stages/autoopt/m3/problems.py), and against NSGA-II on a multi-objective set.
 
-Protocol (fixed before any result was seen; see bobd.py and m3_baselines.py for the methods):
+Protocol (fixed before any result was seen; see bobd.py and baselines.py for the methods):
 
 * every problem x run r (seed = common.seed + r): BOBD with ``budget`` evaluations first; IPOPT
   multi-start and the GA then get the evaluations BOBD actually used on that problem and run;
@@ -27,8 +27,8 @@ import numpy as np
 
 from stages.common.stage import stage
 
-from .params import AutoOptParams
-from .paths import M3_METRICS, M3_PLOT_DIR, M3_RUNS
+from ..params import AutoOptParams
+from ..paths import M3_METRICS, M3_PLOT_DIR, M3_RUNS
 
 METHODS = ("bobd", "ipopt", "ga")
 
@@ -36,7 +36,7 @@ METHODS = ("bobd", "ipopt", "ga")
 def run_problem(prob, seed: int, mp) -> list[dict]:
     """The three methods on one problem and seed; one row each."""
     from .bobd import bobd
-    from .m3_baselines import ga_alone, ipopt_multistart
+    from .baselines import ga_alone, ipopt_multistart
 
     opts = dict(max_iter=mp.ipopt_max_iter, feas_tol=mp.feas_tol)
     rb = bobd(prob.build(), budget=mp.budget, seed=seed, pop_size=mp.bobd_pop,
@@ -76,8 +76,8 @@ def run_multi(mp, seed0: int) -> tuple[dict, dict]:
     from pymoo.indicators.hv import HV
 
     from .bobd import bobd_multi
-    from .m3_baselines import nsga2
-    from .m3_problems import HV_REF, MULTI, zdt, zdt_numpy
+    from .baselines import nsga2
+    from .problems import HV_REF, MULTI, zdt, zdt_numpy
 
     hv = HV(ref_point=np.array(HV_REF))
     per, fronts = {}, {}
@@ -146,7 +146,7 @@ def main() -> None:
         from stages.common.io import atomic_dir, write_json
         from stages.common.plots import write_csv
 
-        from .m3_problems import CLASSES, COMPLEX_CLASSES, problems
+        from .problems import CLASSES, COMPLEX_CLASSES, problems
 
         limit_threads(default=1)
         warnings.filterwarnings("ignore", category=RuntimeWarning)

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from stages.common.stage import stage
 
-from .m1_train import TRAIN_SPLIT, images_array
-from .params import AutoOptParams
-from .paths import (CSV_CURVE, CSV_SCORES, DATASET, EXAMPLES, M1_METRICS, M1_PREDICTIONS, MODEL_DIR,
+from .train import TRAIN_SPLIT, images_array
+from ..params import AutoOptParams
+from ..paths import (CSV_CURVE, CSV_SCORES, DATASET, EXAMPLES, M1_METRICS, M1_PREDICTIONS, MODEL_DIR,
                     PLOT_BLEU, PLOT_CURVE)
 EVAL_SPLITS = {"printed": "test", "handwritten": "test_handwritten"}
 
@@ -57,7 +57,7 @@ def main() -> None:
         from stages.common.plots import new_figure, save_png, write_csv
 
         from . import metrics as M
-        from .m1 import load_checkpoint
+        from .model import load_checkpoint
 
         ep, tp = ctx.params.evaluate, ctx.params.train
         limit_threads(default=tp.threads)

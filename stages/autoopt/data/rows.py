@@ -96,7 +96,7 @@ def card(rows_by_split: dict[str, list[dict]], source: str) -> dict[str, Any]:
     """Counts per split, type, complexity, style, optimum source; token lengths."""
     from collections import Counter
 
-    from .tokenizer import tokenize
+    from ..tokenizer import tokenize
 
     out: dict[str, Any] = {"source": source, "splits": {}}
     for split, rows in rows_by_split.items():
@@ -119,8 +119,8 @@ def card_markdown(c: dict[str, Any]) -> str:
     gen = c["source"] == "generated"
     lines = ["# autoopt dataset card", "",
              ("**Generated here, not the published AutoOpt-11k.** Formulations are drawn from "
-              "`stages/autoopt/grammar.py` and rendered with matplotlib mathtext "
-              "(`stages/autoopt/render.py`); 'handwritten' images are printed ones with a "
+              "`stages/autoopt/data/grammar.py` and rendered with matplotlib mathtext "
+              "(`stages/autoopt/data/render.py`); 'handwritten' images are printed ones with a "
               "handwriting-like distortion, not handwriting.") if gen else
              "Read from the published AutoOpt-11k layout (style and Pyomo not in that layout).", ""]
     for split, s in c["splits"].items():

@@ -1,0 +1,2 @@
+"""autoopt M1, image -> LaTeX: the model, its train and evaluate stages, its MLflow pyfunc, and
+the text metrics of its evaluation."""

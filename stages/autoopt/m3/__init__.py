@@ -1,0 +1,2 @@
+"""autoopt M3, solving: the benchmark problems, Pyomo -> casadi, BOBD, its baselines (IPOPT
+multi-start, a GA, NSGA-II) and the m3-evaluate stage."""
