@@ -201,7 +201,7 @@ def _problems():
 def test_stated_optimum_is_attained_and_not_beaten_by_random_search(prob):
     import pyomo.environ as pe
 
-    from stages.autoopt.m3.bobd import is_bilevel
+    from stages.autoopt.m3.core import is_bilevel
     from stages.autoopt.m3.pyomo_casadi import build_casadi
 
     m = prob.build()

@@ -28,8 +28,8 @@ import time
 import casadi as ca
 import numpy as np
 
-from .bobd import (UNBOUNDED_BOX, Ipopt, Result, SingleLevel, _bilevel_parts, _run_ga, decode_integers,
-                   group_values, is_bilevel, pymoo_G, sample_box)
+from .core import (UNBOUNDED_BOX, Ipopt, Result, SingleLevel, bilevel_parts, decode_integers, group_values,
+                   is_bilevel, pymoo_G, run_ga, sample_box)
 from .pyomo_casadi import CasadiModel, build_casadi, model_vars
 
 
@@ -108,8 +108,8 @@ def ga_alone(model, *, budget: int, seed: int, pop_size: int = 50, feas_tol: flo
                 state.update(key=key, z=Z[k].copy())
         return f, pymoo_G(cm, g, feas_tol)
 
-    _run_ga(lb, ub, len(cm.lbg), evaluate, budget=budget, pop_size=pop_size, seed=seed,
-            count=lambda: state["evals"])
+    run_ga(lb, ub, len(cm.lbg), evaluate, budget=budget, pop_size=pop_size, seed=seed,
+           count=lambda: state["evals"])
     z = state["z"]
     f, g = cm.evaluate(z[None], np.zeros((1, 0)))
     viol = float(cm.violation(g)[0])
@@ -120,7 +120,7 @@ def ga_alone(model, *, budget: int, seed: int, pop_size: int = 50, feas_tol: flo
 def kkt_model(model, lower_vars: tuple[str, ...] = ("y",)) -> tuple[CasadiModel, list[str]]:
     """The single-level KKT reformulation of a bilevel model with an unconstrained lower level:
     min F(x, y) s.t. G(x, y) <= 0, grad_y f(x, y) = 0 (lower-level constraints kept too)."""
-    lobj, lcons, uobj, ucons, lvars = _bilevel_parts(model, lower_vars)
+    lobj, lcons, uobj, ucons, lvars = bilevel_parts(model, lower_vars)
     up = build_casadi(model, objective=uobj, constraints=ucons + lcons)
     low = build_casadi(model, objective=lobj, constraints=[])
     lid = {id(v) for v in lvars}
