@@ -9,7 +9,8 @@ import time
 import pytest
 
 from stages.autoopt.data import grammar as g
-from stages.autoopt.m2.rules import MAX_TOKENS, TranslationError, parse, strip_docstring, translate, translate_many
+from stages.autoopt.m2.docstring import strip_docstring
+from stages.autoopt.m2.rules import MAX_TOKENS, TranslationError, parse, translate, translate_many
 
 from .conftest import GEN
 

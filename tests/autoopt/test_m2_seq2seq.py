@@ -12,9 +12,10 @@ import torch
 import yaml
 
 from stages.autoopt.data import grammar
+from stages.autoopt.m2.docstring import strip_docstring
 from stages.autoopt.m2.seq2seq import (
     JOIN, M2, NL, M2Config, apply_merges, build_vocab, learn_merges, load_checkpoint, py_detokenize,
-    py_tokenize, save_checkpoint, split_merged, strip_docstring, target_tokens, translate, translate_tokens)
+    py_tokenize, save_checkpoint, split_merged, target_tokens, translate, translate_tokens)
 
 from .conftest import GEN, REPO
 
@@ -33,13 +34,13 @@ def problems():
 def test_round_trip_on_generated_scripts(problems):
     scripts = [p.pyomo() for p in problems]
     for s in scripts:
-        assert py_detokenize(py_tokenize(s)) == strip_docstring(s)
+        assert py_detokenize(py_tokenize(s)) == strip_docstring(s, quote_lines=True)
     merges = learn_merges([py_tokenize(s) for s in scripts[:150]], 60)
     assert len(merges) == 60
     for s in scripts:                                  # merges learned on half, applied to all
         toks = target_tokens(s, merges)
         assert split_merged(toks) == py_tokenize(s)
-        assert py_detokenize(toks) == strip_docstring(s)
+        assert py_detokenize(toks) == strip_docstring(s, quote_lines=True)
     base = sum(len(py_tokenize(s)) for s in scripts)
     merged = sum(len(target_tokens(s, merges)) for s in scripts)
     assert merged < 0.7 * base
@@ -67,7 +68,7 @@ def test_tokens_and_spacing_of_a_known_line():
     assert toks[:8] == ["m", ".", "c1", "=", "Constraint", "(", "expr", "="]
     assert "m.x[" in toks and "**" in toks and "<=" in toks and NL not in toks
     assert toks.count("1") == 3 and toks.count("-") == 3         # digits one by one: 1, 12, 10
-    assert py_detokenize(toks) == strip_docstring(script)
+    assert py_detokenize(toks) == strip_docstring(script, quote_lines=True)
     assert py_detokenize(toks).startswith("from pyomo.environ import *\n\n\ndef build_model():\n    m = ConcreteModel()\n")
 
 
@@ -167,7 +168,7 @@ def test_tiny_model_overfits_four_pairs(trained):
     assert reports == [100, 200, 300]
     assert losses[-1] < 0.05 * losses[0]
     out = translate(model, vocab, latex, "cpu", batch=3)            # two batches, order restored
-    assert out == [strip_docstring(s) for s in scripts]
+    assert out == [strip_docstring(s, quote_lines=True) for s in scripts]
 
 
 def test_training_is_repeatable(problems):

@@ -96,7 +96,7 @@ def text_scores(hyps: list[str], refs: list[str]) -> dict[str, float]:
     import sacrebleu
     from rapidfuzz.distance import Levenshtein
 
-    from .rules import strip_docstring
+    from .docstring import strip_docstring
 
     h = [strip_docstring(x) for x in hyps]
     r = [strip_docstring(x) for x in refs]

@@ -32,7 +32,6 @@ the reference that way, and none otherwise).
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -392,11 +391,3 @@ def translate_many(latex_list: list[str]) -> list[tuple[str, str]]:
         except TranslationError as err:
             out.append(("", str(err)))
     return out
-
-
-_DOCSTRING = re.compile(r'^[ \t]*(?:"""|\'\'\').*(?:"""|\'\'\')[ \t]*\n', re.M)
-
-
-def strip_docstring(script: str) -> str:
-    """The script without its one-line docstrings (the reference's holds tags the LaTeX lacks)."""
-    return _DOCSTRING.sub("", script)

@@ -59,6 +59,7 @@ from torch import nn
 
 from ..m1.model import DecoderLayer, sinusoids   # M1's pre-norm cached decoder layer and position encodings
 from ..tokenizer import Vocab, tokenize
+from .docstring import is_docstring_line
 
 # --------------------------------------------------------------------------- Pyomo tokens
 FRAME_HEAD = ("from pyomo.environ import *", "", "", "def build_model():", "    m = ConcreteModel()")
@@ -67,15 +68,6 @@ INDENT = "    "
 NL = "<nl>"
 _PY_TOKEN = re.compile(r"#[^\n]*|m\.[A-Za-z_]\w*\[|[A-Za-z_]\w*|\d|\*\*|<=|>=|==|\S")
 _SPACED = frozenset({"*", "+", "/", "<=", ">=", "==", "for", "in"})
-
-
-def _is_docstring(line: str) -> bool:
-    return line.strip().startswith('"""')
-
-
-def strip_docstring(script: str) -> str:
-    """The script without its docstring line(s): what the model is trained to write."""
-    return "\n".join(line for line in script.split("\n") if not _is_docstring(line))
 
 
 def py_tokenize(script: str) -> list[str]:
@@ -87,7 +79,7 @@ def py_tokenize(script: str) -> list[str]:
         raise TypeError(f"py_tokenize needs a str, got {type(script).__name__}")
     out: list[str] = []
     for k, line in enumerate(script.split("\n")):
-        if line in FRAME_HEAD or line in FRAME_TAIL or _is_docstring(line):
+        if line in FRAME_HEAD or line in FRAME_TAIL or is_docstring_line(line):
             continue
         if not line.startswith(INDENT) or not line.strip():
             raise ValueError(f"line {k + 1} of the script is not a body line indented four spaces: {line!r}")

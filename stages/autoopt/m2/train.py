@@ -99,12 +99,13 @@ def teacher_forced(model, src, tgt, device, batch: int = 64) -> dict:
 
 def greedy_exact(model, vocab, latex: list[str], scripts: list[str], device) -> dict:
     """Share of rows whose greedy script equals the reference (docstring line dropped)."""
-    from .seq2seq import strip_docstring, translate
+    from .docstring import strip_docstring
+    from .seq2seq import translate
 
     if not latex:
         return {"rows": 0, "exact_match": None}
     out = translate(model, vocab, latex, device)
-    ok = sum(o == strip_docstring(r) for o, r in zip(out, scripts))
+    ok = sum(o == strip_docstring(r, quote_lines=True) for o, r in zip(out, scripts))
     return {"rows": len(latex), "exact_match": ok / len(latex)}
 
 
