@@ -23,7 +23,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -38,24 +37,15 @@ def studies_in(root: Path) -> list[str]:
 
 
 def add_replica(root: Path, study: str, name: str) -> None:
-    """Copy ``study`` under ``name``: its package, its params section and its dvc.yaml stages."""
+    """Copy ``study`` under ``name``: its folder (code, params file, dvc.yaml), every mention renamed."""
     def rename(text: str) -> str:
         return re.sub(rf"\b{study}\b", name, text)
 
     src, dst = root / "stages" / study, root / "stages" / name
-    shutil.copytree(src, dst, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(src, dst, ignore=shutil.ignore_patterns("__pycache__", "dvc.lock"))
     for f in dst.rglob("*"):
         if f.is_file() and f.suffix in (".py", ".yaml"):
             f.write_text(rename(f.read_text()))
-    params = yaml.safe_load((root / "params.yaml").read_text())
-    with open(root / "params.yaml", "a") as fh:
-        fh.write("\n" + yaml.safe_dump({name: params[study]}, sort_keys=False))
-    dvc = yaml.safe_load((root / "dvc.yaml").read_text())
-    extra = {rename(k): yaml.safe_load(rename(yaml.safe_dump(v))) for k, v in dvc["stages"].items()
-             if k.startswith(f"{study}-")}
-    with open(root / "dvc.yaml", "a") as fh:
-        fh.write("\n" + "\n".join("  " + line for line in
-                                  yaml.safe_dump(extra, sort_keys=False).splitlines()) + "\n")
     _git(root, "add", "-A")
     _git(root, "commit", "-qm", f"replica {name} of {study}")
 

@@ -6,7 +6,7 @@ The train stage solves the LP  max mean_x E_pi reward  s.t.  E_pi cost(x) <= 0 f
 HiGHS (scipy.optimize.linprog(method="highs"), one sparse LP over all prompts: the reference the
 claims read) and cross-checks it with our own solver (stages/repo_safety/optimum.py lp_pairs: each
 prompt's optimum mixes at most two responses, so all K^2 pairs are enumerated with numpy). On
-instances from the study's generator (params.yaml's default profile, harmful share 0.2, resized)
+instances from the study's generator (its params file's default profile, harmful share 0.2, resized)
 this prints, per size, both times (best of
 --repeats), the ratio HiGHS / pairs, and the largest helpfulness difference.
 """
@@ -30,12 +30,12 @@ def main() -> None:
     a = ap.parse_args()
     import numpy as np
 
-    from stages.common.params import load_study, read_params_file
+    from stages.common.params import load_study, read_params
     from stages.repo_safety.bandit import generate
     from stages.repo_safety.optimum import lp_highs, lp_pairs
     from stages.repo_safety.params import RepoSafetyParams
 
-    _, params = load_study("repo_safety", RepoSafetyParams, read_params_file(REPO / "params.yaml"), profile="default")
+    _, params = load_study("repo_safety", RepoSafetyParams, read_params(REPO, ["repo_safety"]), profile="default")
 
     worst = 0.0
     print(f"best of {a.repeats}; HiGHS LP (scipy linprog) vs our pair enumeration (numpy)")

@@ -14,7 +14,7 @@
    them): the smallest overlap on the grid with gensim's mean < 0.93 (below the 0.95 ceiling of
    the check with room for seeds) and never-seen cells < 1% (statistics well estimated, as
    in the official code's runs on 1.6M Wikipedia articles with a 10k vocabulary).
-Corpora are generated into a temp folder from params.yaml (``corpora.<profile>.topics``).
+Corpora are generated into a temp folder from the corpora params (``stages/common/corpora/params.yaml``, ``corpora.<profile>.topics``).
 """
 from __future__ import annotations
 
@@ -107,7 +107,7 @@ def main() -> None:
         chosen = ov if ok and chosen is None else chosen
         print(f"   overlap {ov:<5}: never-seen cells {(P == 0).mean():.4f}, gensim "
               f"{np.mean(g):.4f} (seeds {', '.join(f'{x:.4f}' for x in g)}){'  <- rule' if ok and chosen == ov else ''}")
-    print(f"   rule picks overlap {chosen} (params.yaml has {base.overlap})")
+    print(f"   rule picks overlap {chosen} (the params file has {base.overlap})")
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-"""The claimbench pipeline as a Prefect flow, driven by dvc.yaml (never a second copy of the DAG).
+"""The claimbench pipeline as a Prefect flow, driven by the pipeline's dvc.yaml files (the root's and
+each study's; never a second copy of the DAG).
 
     python -m flows.pipeline [--profile smoke] [target ...]
 
@@ -122,7 +123,7 @@ def plan(root: Path, targets: list[str] | None = None) -> tuple[list[str], set[s
     if targets:
         unknown = sorted(set(targets) - set(stages))
         if unknown:
-            raise ValueError(f"unknown stage(s) {unknown}; dvc.yaml has {sorted(stages)}")
+            raise ValueError(f"unknown stage(s) {unknown}; the pipeline has {sorted(stages)}")
     res = _dvc("status", "--json", root=root)
     if res.returncode != 0:
         raise RuntimeError(f"dvc status failed:\n{res.stderr}")
@@ -308,22 +309,27 @@ def _stage_slot() -> threading.Semaphore:
     return _SLOTS or threading.Semaphore(1)
 
 
-def up_to_date(name: str, root: Path) -> bool:
-    res = _dvc("status", "--json", name, root=root)
+def up_to_date(address: str, root: Path) -> bool:
+    """True when DVC finds the stage (its DVC address, ``file:name`` outside the root dvc.yaml)
+    up to date."""
+    res = _dvc("status", "--json", address, root=root)
+    name = address.split(":")[-1]
     return res.returncode == 0 and name not in {k.split(":")[-1] for k in json.loads(res.stdout or "{}")}
 
 
 @task(task_run_name="{name}", retry_condition_fn=_retryable)
 def run_stage(name: str, cmd: str, root: str, parent_run_id: str | None,
-              recheck: bool = False, threads: dict[str, str] | None = None) -> dict:
+              recheck: bool = False, threads: dict[str, str] | None = None, address: str | None = None) -> dict:
     """Run one dvc.yaml stage's command in its own process, then record it with `dvc commit`.
 
     ``recheck``: an upstream stage ran first; if DVC now finds this one up to date (the
     upstream remade identical outputs), it is not run, as ``dvc repro`` would not run it.
+    ``address``: how DVC names the stage (``stages/<study>/dvc.yaml:<name>``); ``name`` by default.
     """
+    address = address or name
     log = get_run_logger()
     t_task = time.perf_counter()
-    if recheck and up_to_date(name, Path(root)):
+    if recheck and up_to_date(address, Path(root)):
         log.info("stage %s: up to date after its upstream ran; not run", name)
         return {"stage": name, "ran": False}
     check_s = time.perf_counter() - t_task
@@ -355,9 +361,9 @@ def run_stage(name: str, cmd: str, root: str, parent_run_id: str | None,
             _reap(name, root)
         raise StageFailed(name, proc.returncode, stderr[-2000:])
     t1 = time.perf_counter()
-    res = _dvc("commit", "--force", name, root=Path(root))
+    res = _dvc("commit", "--force", address, root=Path(root))
     if res.returncode != 0:
-        raise RuntimeError(f"dvc commit {name} failed:\n{res.stderr}")
+        raise RuntimeError(f"dvc commit {address} failed:\n{res.stderr}")
     timings = {"check_s": check_s, "slot_wait_s": slot_wait_s, "wall_s": wall,
                "commit_s": time.perf_counter() - t1}
     log.info("stage %s: %s", name, ", ".join(f"{k} {v:.1f}" for k, v in timings.items()))
@@ -491,7 +497,7 @@ def pipeline(profile: str | None = None, targets: list[str] | None = None,
                 opts["tags"] = gpu_tags
             futures[name] = run_stage.with_options(**opts).submit(
                 name, s.cmd, str(root), runs.study_parent[study_of(name)],
-                recheck=bool(edges[name] & set(todo)), threads=threads,
+                recheck=bool(edges[name] & set(todo)), threads=threads, address=s.address,
                 wait_for=[futures[u] for u in edges[name] if u in futures])
         ran, failed, skipped = _collect(futures, edges)
         runs.close(ran, failed)

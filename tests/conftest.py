@@ -1,9 +1,32 @@
-"""Test-wide settings: offline switches, and every store (MLflow, Prefect, HF) in a temp folder."""
+"""Test-wide settings and the test tiers.
+
+Offline switches, and every store (MLflow, Prefect, HF) in a temp folder.
+
+Tiers (a marker each; a test without one is ``unit``), run in this order so each is timed as
+one block, and summed up at the end of the run (``tier`` table):
+
+``unit``       maths, params, helpers, single stages on tiny inputs: no pipeline.
+``study``      a study's smoke chain: its outputs in the session's one smoke build, and its
+               determinism (its stages run once more in a copy of the build, same outs).
+``pipeline``   DVC on the whole built DAG: no-op, what re-runs after an edit, bad params, a killed
+               or hand-edited stage; each on a copy of the same build.
+``machinery``  the Prefect flow, Dask, the stack, failure safety, concurrent logging, on a small
+               target (zipf_bigram and the ledger), never the whole DAG.
+
+``python -m pytest -m unit`` is the quick loop (a few minutes); the whole suite builds the smoke
+DAG once (``smoke_built``).
+"""
 from __future__ import annotations
 
 import os
+import time
+from collections import defaultdict
+from pathlib import Path
 
 import pytest
+
+from tests.common.conftest import (git_cmd, offline_env, params_copy, python_exe,  # noqa: F401 - shared fixtures
+                                   real_params, stage_env, sub_env)
 
 OFFLINE = {
     "HF_HUB_OFFLINE": "1",
@@ -14,6 +37,8 @@ OFFLINE = {
     "DVC_NO_ANALYTICS": "1",
     "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "90",
 }
+TIERS = ("unit", "study", "pipeline", "machinery")
+REPO = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -23,9 +48,122 @@ def _offline_and_isolated(tmp_path_factory):
     os.environ.update(OFFLINE)
     os.environ["PREFECT_HOME"] = str(base / "prefect")
     os.environ["HF_HOME"] = str(base / "hf")
-    os.environ.pop("MLFLOW_TRACKING_URI", None)
-    os.environ.pop("MLFLOW_RUN_ID", None)
-    os.environ.pop("DVC_ROOT", None)
+    os.environ["CLAIMBENCH_AGENT_IDLE_S"] = "20"      # the tests' tracking agents leave soon
+    for var in ("MLFLOW_TRACKING_URI", "MLFLOW_RUN_ID", "DVC_ROOT", "CLAIMBENCH_TRACKING",
+                "CLAIMBENCH_ARTIFACT_ROOT", "CLAIMBENCH_PARENT_RUN_ID"):
+        os.environ.pop(var, None)
     yield
     os.environ.clear()
     os.environ.update(saved)
+
+
+# -- tiers --------------------------------------------------------------------------------
+def tier_of(item) -> str:
+    for name in TIERS[1:]:
+        if item.get_closest_marker(name):
+            return name
+    return "unit"
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if tier_of(item) == "unit":
+            item.add_marker(pytest.mark.unit)
+    items.sort(key=lambda it: TIERS.index(tier_of(it)))       # stable: file order within a tier
+
+
+_WALL: dict[str, float] = defaultdict(float)
+_COUNT: dict[str, int] = defaultdict(int)
+_STUDY: dict[str, float] = defaultdict(float)
+_BUILD: dict = {}
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    t0 = time.perf_counter()
+    yield
+    dt = time.perf_counter() - t0
+    tier = tier_of(item)
+    _WALL[tier] += dt
+    _COUNT[tier] += 1
+    parts = Path(str(item.fspath)).relative_to(REPO).parts
+    if len(parts) > 2 and parts[0] == "tests":
+        _STUDY[parts[1]] += dt
+
+
+def pytest_terminal_summary(terminalreporter):
+    if not _WALL:
+        return
+    w = terminalreporter.write_line
+    w("")
+    w("tier        tests   wall (s)")
+    for tier in TIERS:
+        if _COUNT[tier]:
+            w(f"{tier:10s} {_COUNT[tier]:6d} {_WALL[tier]:10.1f}")
+    w(f"{'all':10s} {sum(_COUNT.values()):6d} {sum(_WALL.values()):10.1f}")
+    if _BUILD:
+        w(f"of which the smoke build (dvc repro, whole DAG, smoke profile, once): {_BUILD['wall']:.1f} s "
+          f"(in the tier of the first test that needed it)")
+    w("by test folder (s): " + ", ".join(f"{k} {v:.0f}" for k, v in sorted(_STUDY.items(), key=lambda kv: -kv[1])))
+    if _BUILD:
+        per = build_seconds_by_study(_BUILD["root"])
+        w("smoke build, by study (s, its stages' processes as MLflow timed them): " +
+          ", ".join(f"{k} {v:.0f}" for k, v in sorted(per.items(), key=lambda kv: -kv[1])))
+
+
+def build_seconds_by_study(root: Path) -> dict[str, float]:
+    """Seconds of the smoke build's stage runs, summed by study (from the build's MLflow store)."""
+    try:
+        from mlflow.tracking import MlflowClient
+
+        c = MlflowClient(tracking_uri=f"sqlite:///{root / 'mlruns.db'}")
+        out: dict[str, float] = defaultdict(float)
+        for e in c.search_experiments():
+            for r in c.search_runs([e.experiment_id], max_results=1000):
+                if "dvc.stage" in r.data.tags and r.info.end_time:
+                    out[r.data.tags["dvc.stage"].split("-")[0]] += (r.info.end_time - r.info.start_time) / 1000
+        return dict(out)
+    except Exception as exc:  # noqa: BLE001 - a summary line, never a failure
+        return {f"(unavailable: {type(exc).__name__})": 0.0}
+
+
+# -- the one smoke build, and copies of it ------------------------------------------------
+@pytest.fixture(scope="session")
+def smoke_built(tmp_path_factory) -> tuple[Path, str]:
+    """One ``dvc repro`` of the whole DAG on the smoke profile in a fresh copy: (its root, its
+    output). Tests must not change it: they get copies (``built_copy``, ``rerun_study``)."""
+    from tests.builds import smoke_build
+
+    root, out, wall = smoke_build(tmp_path_factory.mktemp("built") / "repo")
+    _BUILD.update(wall=wall, root=root)
+    print(f"\nsmoke build: {wall:.1f} s")
+    return root, out
+
+
+@pytest.fixture
+def built_copy(smoke_built, tmp_path) -> Path:
+    """A copy of the built smoke repo (outputs, dvc.lock, DVC cache, MLflow store with its runs)."""
+    from tests.builds import copy_built
+
+    return copy_built(smoke_built[0], tmp_path / "repo")
+
+
+@pytest.fixture(scope="session")
+def _rerun_root(smoke_built, tmp_path_factory) -> Path:
+    """One copy of the build (no MLflow store) in which the study tier re-runs each study."""
+    from tests.builds import copy_built
+
+    return copy_built(smoke_built[0], tmp_path_factory.mktemp("rerun") / "repo", with_store=False)
+
+
+@pytest.fixture
+def rerun_study(smoke_built, _rerun_root):
+    """``rerun_study(study, volatile=())``: the study's stages once more in a copy of the build;
+    asserts every out is as the build made it and returns the build's reports/<study>/*.json
+    (see :func:`tests.builds.rerun_study`), with the build's root under ``"root"``."""
+    from tests.builds import rerun_study as rerun
+
+    def run(study: str, volatile: tuple[str, ...] = ()) -> dict:
+        return {**rerun(smoke_built[0], _rerun_root, study, volatile), "root": smoke_built[0]}
+
+    return run

@@ -210,8 +210,9 @@ def main() -> None:
             try:
                 corpora[name] = read_counts(ctx.path(corpus_path("attributes", name)))
             except FileNotFoundError as err:
-                fail(f"attr_analogy.train: corpus {name!r} (named in params.yaml) is not there: {err}; "
-                      "add it to corpora.<profile>.attributes.corpora")
+                fail(f"attr_analogy.train: corpus {name!r} (named in stages/attr_analogy/params.yaml) "
+                     f"is not there: {err}; "
+                     "add it to corpora.<profile>.attributes.corpora")
         K = _check_corpora(corpora, p)
         V = 2 ** K
         ks = list(range(1, p.k_max + 1)) + [k for k in p.k_extra if k <= V]

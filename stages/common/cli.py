@@ -4,9 +4,15 @@
                                       run one stage's command (what dvc.yaml calls), or a study's
                                       tool given its arguments (e.g. `claimbench run autoopt solve
                                       IMAGE`: image -> LaTeX -> Pyomo -> solution)
-    claimbench validate [study ...]   validate params.yaml (all profiles) and claims files
+    claimbench validate [study ...]   validate the params files (all profiles) and claims files
     claimbench stages                 list dvc.yaml's stages, their order and GPU marks
+    claimbench deps [--write] [stage ...]
+                                      the code each stage imports (its deps in its dvc.yaml), and
+                                      what is missing; --write puts the import graph's list in
     claimbench check [claims.json]    exit 1 when a `must` claim fails or was not evaluated
+    claimbench new-study NAME [--title T] [--paper P]
+                                      write a new study's skeleton: stages/NAME (its dvc.yaml
+                                      included), tests/NAME, and its place in the ledger
     claimbench flow [--profile P]     run the pipeline as a Prefect flow (flows/pipeline.py)
     claimbench stack up|status|run|down   the local Prefect server + worker + MLflow server
     claimbench deploy                 create the Prefect deployments (flows/deploy.py)
@@ -35,24 +41,25 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 def _cmd_validate(args: argparse.Namespace) -> int:
     from .claims import load_claims
-    from .params import ParamsError, load_common, load_study, read_params_file, repo_root
+    from .params import ParamsError, load_common, load_study, read_params, repo_root, study_params_files
 
     root = repo_root()
-    data = read_params_file()
+    files = study_params_files(root)
     problems = 0
     try:
-        load_common(data)
+        load_common(read_params(root, studies=[]))
     except ParamsError as err:
         print(err, file=sys.stderr)
         return 2
-    studies = args.studies or sorted(p.parent.name for p in (root / "stages").glob("*/params.py")
-                                     if p.parent.name != "common")
-    for study in studies:
+    for study in args.studies or sorted(files):
         try:
-            model = importlib.import_module(f"stages.{study}.params")
-            cls = getattr(model, "PARAMS")  # each study's params.py names its model
-            load_study(study, cls, data)
-            claims = root / "stages" / study / "claims.yaml"
+            if study not in files:
+                raise ParamsError(f"no stages/{study}/params.yaml")
+            folder = files[study].parent.relative_to(root)
+            module = ".".join(folder.parts) + (".params" if (root / folder / "params.py").exists() else ".stage")
+            cls = getattr(importlib.import_module(module), "PARAMS")  # each study's params.py names its model
+            load_study(study, cls, read_params(root, studies=[study]))
+            claims = root / folder / "claims.yaml"
             if claims.exists():
                 load_claims(claims)
             print(f"ok: {study}")
@@ -67,9 +74,83 @@ def _cmd_stages(args: argparse.Namespace) -> int:
 
     stages = load_stages()
     edges = upstream(stages)
-    for name, s in stages.items():
-        after = ", ".join(sorted(edges[name])) or "-"
-        print(f"{name:28s} gpu={'yes' if s.gpu else 'no ':3s} after: {after}")
+    done: list[str] = []
+
+    def visit(n: str) -> None:           # upstream first: the order `dvc repro` may run them in
+        if n not in done:
+            for u in sorted(edges[n]):
+                visit(u)
+            done.append(n)
+
+    for n in sorted(stages):
+        visit(n)
+    for name in done:
+        s = stages[name]
+        up = sorted(edges[name])
+        after = ", ".join(up) if len(up) <= 4 else f"{len(up)} stages"
+        print(f"{name:26s} {s.file:34s} gpu={'yes' if s.gpu else 'no ':3s} after: {after or '-'}")
+    return 0
+
+
+def _cmd_deps(args: argparse.Namespace) -> int:
+    from .depgraph import check_stage, planned_deps, rewrite_deps, stage_module
+    from .dvcfile import load_stages
+    from .params import repo_root
+
+    root = repo_root()
+    stages = load_stages(root)
+    unknown = [n for n in args.stages if n not in stages]
+    if unknown:
+        print(f"error: no stage {', '.join(unknown)} in the pipeline (see `claimbench stages`)", file=sys.stderr)
+        return 2
+    texts: dict[str, str] = {}
+    bad = 0
+    for name in args.stages or list(stages):
+        s = stages[name]
+        module = stage_module(s.cmd)
+        if module is None:
+            continue
+        runs = s.meta.get("runs", [])
+        if args.write:
+            new = planned_deps(root, s.deps, module, runs)
+            if new != s.deps:
+                texts[s.file] = rewrite_deps(texts.get(s.file) or (root / s.file).read_text(), name, new)
+                print(f"{name}: deps rewritten in {s.file} ({len(new)})")
+            continue
+        missing, infra, stale = check_stage(root, s.deps, module, runs)
+        status = "ok" if not (missing or infra or stale) else "NEEDS EDIT"
+        print(f"{name} ({module}): {status}")
+        for f in missing:
+            print(f"  missing dep: {f}")
+        if infra:
+            print(f"  infrastructure in deps (an edit to it would re-run the stage): {', '.join(infra)}")
+        if stale:
+            print(f"  code it neither imports nor runs (meta.runs): {', '.join(stale)}")
+        bad += bool(missing or infra or stale)
+    if args.write:
+        from .io import write_text
+
+        for file, text in texts.items():
+            write_text(root / file, text)
+        return 0
+    return 1 if bad else 0
+
+
+def _cmd_new_study(args: argparse.Namespace) -> int:
+    from .params import repo_root
+    from .scaffold import ScaffoldError, new_study
+
+    root = repo_root()
+    try:
+        written = new_study(root, args.name, args.title, args.paper)
+    except ScaffoldError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    for path in written:
+        print(f"wrote {path.relative_to(root)}")
+    print(f"\nnext: `dvc repro` (it runs the new study's stages and the ledger); then replace the skeleton's "
+          f"experiment and its placeholder claim (stages/{args.name}/claims.yaml; ../shared/STUDIES.md has "
+          f"the checks)")
     return 0
 
 
@@ -139,11 +220,20 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("step")
     p.add_argument("args", nargs=argparse.REMAINDER, help="arguments of a tool (stages take none)")
     p.set_defaults(fn=_cmd_run)
-    p = sub.add_parser("validate", help="validate params.yaml and claims files")
+    p = sub.add_parser("validate", help="validate the params files and claims files")
     p.add_argument("studies", nargs="*")
     p.set_defaults(fn=_cmd_validate)
     p = sub.add_parser("stages", help="list the DAG")
     p.set_defaults(fn=_cmd_stages)
+    p = sub.add_parser("deps", help="check (or --write) each stage's code deps against its imports")
+    p.add_argument("stages", nargs="*")
+    p.add_argument("--write", action="store_true", help="rewrite the code deps in dvc.yaml")
+    p.set_defaults(fn=_cmd_deps)
+    p = sub.add_parser("new-study", help="write the skeleton of a new study and wire it into dvc.yaml")
+    p.add_argument("name", help="the study's folder name, e.g. jsp_multipolicy")
+    p.add_argument("--title", default="", help="one line: the paper's central claim")
+    p.add_argument("--paper", default="", help="authors, title (venue, arXiv id)")
+    p.set_defaults(fn=_cmd_new_study)
     p = sub.add_parser("check", help="fail when a must claim fails")
     p.add_argument("claims", nargs="?", default="reports/claims.json")
     p.set_defaults(fn=_cmd_check)

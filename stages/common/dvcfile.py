@@ -1,4 +1,14 @@
-"""Read-only access to dvc.yaml and dvc.lock (the one definition of the DAG).
+"""Read-only access to the pipeline's dvc.yaml files and their dvc.lock files (the DAG).
+
+The DAG is DVC's, in several files: ``dvc.yaml`` at the root (the ledger, which depends on every
+study) and one ``dvc.yaml`` per study beside its code (``stages/<study>/dvc.yaml``; the shared
+corpora in ``stages/common/corpora/dvc.yaml``), each with its own ``dvc.lock``. DVC builds one
+graph from all of them; ``dvc repro`` at the root runs the ledger and everything upstream of it.
+One lock file per study keeps DVC's rewrite of a lock after each stage small: with one
+pipeline-wide dvc.lock of 125 KB that rewrite took 0.8 s a stage, and it grows with the number of
+studies. A study's stages run from the repository root (``wdir``), so every path in every file is
+relative to the root, and stage names are unique across files (``<study>-<step>``); DVC addresses
+a stage in a study's file as ``stages/<study>/dvc.yaml:<name>`` (:attr:`Stage.address`).
 
 Parsing is plain YAML plus DVC's ``${...}`` interpolation from params.yaml, so stages,
 the ledger and the Prefect flow can read the DAG without importing DVC (which holds the
@@ -11,9 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from .params import read_params_file, repo_root
+from .params import load_yaml, read_params_file, repo_root
 
 _INTERP = re.compile(r"\$\{\s*([A-Za-z0-9_.\-]+)\s*\}")
 
@@ -55,39 +63,68 @@ class Stage:
     params: list[str]
     gpu: bool = False        # `meta: {gpu: true}` in dvc.yaml
     meta: dict[str, Any] = field(default_factory=dict)
+    file: str = "dvc.yaml"   # the dvc.yaml that defines it, relative to the root
+
+    @property
+    def address(self) -> str:
+        """How DVC names it on its command line: ``name`` at the root, ``file:name`` elsewhere."""
+        return self.name if self.file == "dvc.yaml" else f"{self.file}:{self.name}"
+
+
+def pipeline_files(root: Path | None = None) -> list[Path]:
+    """Every dvc.yaml of the pipeline: the root's, then each study's and the corpora's (sorted)."""
+    root = root or repo_root()
+    nested = sorted(root.glob("stages/*/dvc.yaml")) + sorted(root.glob("stages/common/*/dvc.yaml"))
+    return [p for p in [root / "dvc.yaml", *nested] if p.is_file()]
 
 
 def load_stages(root: Path | None = None) -> dict[str, Stage]:
     root = root or repo_root()
-    with open(root / "dvc.yaml") as fh:
-        raw = yaml.safe_load(fh) or {}
-    params = read_params_file(root / "params.yaml")
+    params = read_params_file(root / "params.yaml")     # `${common.profile}` comes from here
     stages: dict[str, Stage] = {}
-    for name, spec in (raw.get("stages") or {}).items():
-        spec = interpolate(spec, params)
-        metrics = _paths(spec.get("metrics"))
-        plots = [p for p in _paths(spec.get("plots"))]
-        outs = _paths(spec.get("outs"))
-        params_keys: list[str] = []
-        for p in spec.get("params") or []:
-            params_keys.extend(p if isinstance(p, list) else [p] if isinstance(p, str) else list(p))
-        cmd = spec["cmd"] if isinstance(spec["cmd"], str) else " && ".join(spec["cmd"])
-        meta = spec.get("meta") or {}
-        stages[name] = Stage(name=name, cmd=cmd, deps=_paths(spec.get("deps")),
-                             outs=outs + [m for m in metrics if m not in outs] +
-                             [p for p in plots if p not in outs],
-                             metrics=metrics, plots=plots, params=params_keys,
-                             gpu=bool(meta.get("gpu", False)), meta=meta)
+    for path in pipeline_files(root):
+        raw = load_yaml(path) or {}
+        rel = path.relative_to(root).as_posix()
+        for name, spec in (raw.get("stages") or {}).items():
+            if name in stages:
+                raise ValueError(f"stage {name!r} is defined in {stages[name].file} and in {rel}")
+            wdir = (path.parent / spec.get("wdir", ".")).resolve()
+            if wdir != root.resolve():
+                raise ValueError(f"{rel}: stage {name!r} must run from the repository root "
+                                 f"(wdir: {Path(*['..'] * (len(path.parent.relative_to(root).parts)))})")
+            spec = interpolate(spec, params)
+            metrics = _paths(spec.get("metrics"))
+            plots = [p for p in _paths(spec.get("plots"))]
+            outs = _paths(spec.get("outs"))
+            params_keys: list[str] = []
+            for p in spec.get("params") or []:      # `key`, or `{file: [key, ...]}` for another file
+                if isinstance(p, dict):
+                    params_keys.extend(f"{f}:{k}" for f, keys in p.items() for k in (keys or []))
+                else:
+                    params_keys.append(str(p))
+            cmd = spec["cmd"] if isinstance(spec["cmd"], str) else " && ".join(spec["cmd"])
+            meta = spec.get("meta") or {}
+            stages[name] = Stage(name=name, cmd=cmd, deps=_paths(spec.get("deps")),
+                                 outs=outs + [m for m in metrics if m not in outs] +
+                                 [p for p in plots if p not in outs],
+                                 metrics=metrics, plots=plots, params=params_keys,
+                                 gpu=bool(meta.get("gpu", False)), meta=meta, file=rel)
     return stages
 
 
 def load_lock(root: Path | None = None) -> dict[str, Any]:
+    """Every stage's entry in the pipeline's dvc.lock files (the root's and each study's), by stage
+    name; each entry also says how DVC addresses that stage (``_address``)."""
     root = root or repo_root()
-    path = root / "dvc.lock"
-    if not path.exists():
-        return {}
-    with open(path) as fh:
-        return (yaml.safe_load(fh) or {}).get("stages", {})
+    entries: dict[str, Any] = {}
+    locks = [root / "dvc.lock", *sorted(root.glob("stages/*/dvc.lock")), *sorted(root.glob("stages/common/*/dvc.lock"))]
+    for lock in locks:
+        if not lock.is_file():
+            continue
+        rel = lock.parent.relative_to(root).as_posix()
+        for name, entry in ((load_yaml(lock) or {}).get("stages") or {}).items():
+            entries[name] = {**entry, "_address": name if rel == "." else f"{rel}/dvc.yaml:{name}"}
+    return entries
 
 
 def upstream(stages: dict[str, Stage]) -> dict[str, set[str]]:

@@ -21,14 +21,19 @@ When the body returns, the stage's metrics files, plots and outs (as declared in
 are logged to MLflow; when it raises (or gets SIGTERM) the run is marked FAILED with the
 error. Exit status 2 means bad input (params, data) that a retry cannot fix.
 
-``CLAIMBENCH_TRACKING=off`` runs a stage without MLflow (benchmarks, debugging): ``ctx.run``
-is then a :class:`~stages.common.tracking.NullRun` that logs nothing.
+The run is kept by the tracking agent (:mod:`stages.common.tracking_agent`), a process shared
+by the stages of a pipeline run, so the stage's own process never imports MLflow.
+``CLAIMBENCH_TRACKING=inprocess`` logs from the stage's process instead; ``off`` runs a stage
+without MLflow (benchmarks, debugging): ``ctx.run`` is then a
+:class:`~stages.common.tracking.NullRun` that logs nothing.
+
+This module is infrastructure (:data:`stages.common.depgraph.INFRASTRUCTURE`): editing it
+re-runs no stage, so nothing here may shape an output; seeding is in :mod:`.seeding`.
 """
 from __future__ import annotations
 
 import contextlib
 import os
-import random
 import shutil
 import signal
 import sys
@@ -40,6 +45,7 @@ from typing import Iterator, TypeVar
 from pydantic import BaseModel
 
 from .params import CommonParams, ParamsError, load_study, repo_root
+from .seeding import seed_everything
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -61,31 +67,45 @@ class StageContext:
     def path(self, rel: str) -> Path:
         return self.root / rel
 
-    def device(self):
-        from .device import select_device
-
-        return select_device(self.common.device)
-
-
-def seed_everything(seed: int) -> None:
-    random.seed(seed)
-    try:
-        import numpy as np
-
-        np.random.seed(seed)
-    except ImportError:  # pragma: no cover
-        pass
-    if "torch" in sys.modules:
-        sys.modules["torch"].manual_seed(seed)
-
 
 def fail(message: str, code: int = 2) -> None:
     print(f"error: {message}", file=sys.stderr)
     raise SystemExit(code)
 
 
+def tracking_mode() -> str:
+    """``agent`` (default: the tracking agent logs the run), ``inprocess`` (this process logs
+    it, importing MLflow) or ``off`` (``$CLAIMBENCH_TRACKING``)."""
+    value = os.environ.get("CLAIMBENCH_TRACKING", "on").lower()
+    if value in ("off", "0", "false", "no"):
+        return "off"
+    if value == "inprocess":
+        return "inprocess"
+    return "agent"
+
+
 def tracking_enabled() -> bool:
-    return os.environ.get("CLAIMBENCH_TRACKING", "on").lower() not in ("off", "0", "false", "no")
+    return tracking_mode() != "off"
+
+
+def open_run(study: str, step: str, stage_name: str, profile: str, params: dict, root: Path,
+             deps: list[str], outs: list[str], dep_hashes: dict[str, str]):
+    """The stage's MLflow run: kept by the tracking agent, or by this process when
+    ``CLAIMBENCH_TRACKING=inprocess`` (see :mod:`stages.common.tracking_agent`)."""
+    if tracking_mode() == "inprocess":
+        from .tracking import StageRun
+
+        return StageRun(study, step, stage_name, profile, params, root=root, deps=deps, outs=outs,
+                        dep_hashes=dep_hashes)
+    import socket
+
+    from .tracking import PARENT_ENV
+    from .tracking_agent import RemoteRun
+
+    return RemoteRun(root, study=study, step=step, stage_name=stage_name, profile=profile,
+                     params=params, deps=deps, outs=outs, dep_hashes=dep_hashes,
+                     host=socket.gethostname(), pid=os.getpid(), parent=os.environ.get(PARENT_ENV),
+                     threads=os.environ.get("OMP_NUM_THREADS", "all cores"))
 
 
 def clean_leftovers(root: Path, outs: list[str]) -> list[Path]:
@@ -115,30 +135,40 @@ def clean_leftovers(root: Path, outs: list[str]) -> list[Path]:
 def check_deps_against_lock(root: Path, stage_name: str, deps: list[str],
                             hashes: dict[str, str]) -> list[str]:
     """Problems with the deps that other stages produce: each must exist and hash to what
-    dvc.lock recorded for it. ``hashes`` maps each existing dep to its DVC hash. Deps no
-    stage makes (code, shipped data) are DVC's to track.
+    dvc.lock recorded for it. ``hashes`` maps each existing dep to its DVC hash. An out of
+    another stage inside a folder dep (the ledger depends on ``reports/<study>``) is checked on
+    its own. Deps no stage makes (code, shipped data) are DVC's to track.
     """
     from .dvcfile import load_lock
+    from .io import dvc_md5
+
+    def inside(path: str) -> bool:
+        return any(path.startswith(d.rstrip("/") + "/") for d in deps)
 
     wanted = set(deps)
     problems = []
     for producer, entry in load_lock(root).items():
         if producer == stage_name:
             continue
+        address = entry["_address"]              # how `dvc repro` / `dvc commit` name it
         for out in entry.get("outs") or []:
             path, want = out.get("path"), out.get("md5")
-            if path not in wanted or not want:
+            if not want or (path not in wanted and not inside(path)):
                 continue
-            if path not in hashes:
+            if path in wanted:
+                got = hashes.get(path)
+            else:
+                got = dvc_md5(root / path) if (root / path).exists() else None
+            if got is None:
                 problems.append(f"{path} (made by stage {producer}) is missing; run "
-                                f"`dvc repro {producer}` or `dvc checkout {path}`")
-            elif hashes[path] != want:
+                                f"`dvc repro {address}` or `dvc checkout {path}`")
+            elif got != want:
                 problems.append(
                     f"{path} differs from what stage {producer} recorded in dvc.lock "
-                    f"(md5 {hashes[path]}, recorded {want}): it was changed outside the pipeline "
+                    f"(md5 {got}, recorded {want}): it was changed outside the pipeline "
                     f"(edited, truncated, or written by a stage run by hand). Restore it with "
-                    f"`dvc checkout {path}` or `dvc repro {producer}`; if the change is meant, "
-                    f"record it with `dvc commit {producer}`")
+                    f"`dvc checkout {path}` or `dvc repro {address}`; if the change is meant, "
+                    f"record it with `dvc commit {address}`")
     return problems
 
 
@@ -189,11 +219,9 @@ def stage(study: str, step: str, model: type[M], stage_name: str | None = None,
     previous = _set_sigterm(_raise_on_sigterm)
     try:
         if track and tracking_enabled():
-            from .tracking import StageRun
-
-            run = StageRun(study, step, stage_name, common.profile,
+            run = open_run(study, step, stage_name, common.profile,
                            {"common": common.model_dump(), study: params.model_dump()},
-                           root=root, deps=spec.deps, outs=spec.outs, dep_hashes=dep_hashes)
+                           root, spec.deps, spec.outs, dep_hashes)
         from .tracking import NullRun
 
         ctx = StageContext(study, step, stage_name, common, params, root, run or NullRun())
@@ -202,14 +230,8 @@ def stage(study: str, step: str, model: type[M], stage_name: str | None = None,
         yield ctx
         compute_s = time.perf_counter() - t_body
         if run is not None:
-            t1 = time.perf_counter()
-            for m in spec.metrics:
-                run.log_metrics_file(m)
-            for o in spec.outs:
-                run.log_out(o)
-            run.log_metrics({"stage.setup_s": setup_s, "stage.compute_s": compute_s,
-                             "stage.logging_s": time.perf_counter() - t1})
-            run.finish()
+            run.finish_stage(spec.metrics, spec.outs, {"stage.setup_s": setup_s, "stage.compute_s": compute_s})
+            run.close()
     except BaseException as exc:
         if run is not None:
             _set_sigterm(signal.SIG_IGN)             # a second SIGTERM must not cut this short

@@ -171,7 +171,10 @@ class StageRun:
     def __init__(self, study: str, step: str, stage_name: str, profile: str,
                  params: dict[str, Any], root: Path | None = None,
                  deps: list[str] | None = None, outs: list[str] | None = None,
-                 dep_hashes: dict[str, str] | None = None):
+                 dep_hashes: dict[str, str] | None = None, process: dict[str, Any] | None = None,
+                 parent: str | None = None, threads: str | None = None):
+        """``process`` (host, pid), ``parent`` (a flow's run id) and ``threads`` describe the stage's
+        process; they default to this process's (the tracking agent passes the stage's)."""
         self.root = root or repo_root()
         self.study, self.step, self.stage_name = study, step, stage_name
         self.deps, self.outs = list(deps or []), list(outs or [])
@@ -183,17 +186,19 @@ class StageRun:
             "dvc.stage": stage_name,
             "profile": profile,
             "params.hash": stable_hash(params),
-            **process_tags(),
-            "claimbench.threads": os.environ.get("OMP_NUM_THREADS", "all cores"),
+            **(process_tags() if process is None else
+               {HOST_TAG: str(process["host"]), PID_TAG: str(process["pid"])}),
+            "claimbench.threads": threads or os.environ.get("OMP_NUM_THREADS", "all cores"),
             **git_info(self.root, ignore=self.outs),
         }
         self.dep_hashes = dep_hashes if dep_hashes is not None else hash_deps(self.root, self.deps)
         for d, md5 in self.dep_hashes.items():
             tags[f"dep.{d}"] = md5
         reap_orphans(self.client, exp_id)
-        parent = os.environ.get(PARENT_ENV)
+        parent = os.environ.get(PARENT_ENV) if process is None else parent
         if parent:
             tags["mlflow.parentRunId"] = parent
+        self.tags = tags
         self.run_id = None
         try:
             with sigterm_deferred():
@@ -311,6 +316,20 @@ class StageRun:
         else:
             self.log_dict(manifest(path, self.root), f"manifests/{rel}.json")
 
+    def finish_stage(self, metrics: list[str], outs: list[str], timings: dict[str, float]) -> None:
+        """What a stage logs when its body returns: every metrics file, every out, its timings
+        (``stage.setup_s``, ``stage.compute_s``, plus ``stage.logging_s``); then FINISHED."""
+        t0 = time.perf_counter()
+        for m in metrics:
+            self.log_metrics_file(m)
+        for o in outs:
+            self.log_out(o)
+        self.log_metrics({**timings, "stage.logging_s": time.perf_counter() - t0})
+        self.finish()
+
+    def close(self) -> None:
+        """Nothing to release in-process (the agent's :class:`RemoteRun` closes its connection)."""
+
     def finish(self, status: str = "FINISHED") -> None:
         retry(lambda: self.client.set_terminated(self.run_id, status))
 
@@ -326,7 +345,7 @@ class NullRun:
     run_id = None
 
     def __getattr__(self, name: str):
-        if name.startswith("log_") or name in ("set_tags", "finish", "fail"):
+        if name.startswith("log_") or name in ("set_tags", "finish", "finish_stage", "fail", "close"):
             return lambda *args, **kwargs: None
         raise AttributeError(name)
 

@@ -27,18 +27,14 @@ DIGIT_ARMS = ("good", "violating", "direct", "direct_total", "direct_long")
 
 
 def paired_interval(diff, level: float) -> dict:
-    """Mean of per-seed paired differences and its t-interval (scipy.stats.t, n - 1 dof)."""
+    """Mean of per-seed paired differences and its t-interval (stages.common.stats.t_interval)."""
     import numpy as np
-    from scipy import stats
+
+    from stages.common.stats import t_interval
 
     diff = np.asarray(diff, dtype=float)
-    n = len(diff)
-    mean, sem = float(diff.mean()), float(diff.std(ddof=1) / np.sqrt(n))
-    if sem > 0:
-        lo, hi = stats.t.interval(level, n - 1, loc=mean, scale=sem)
-    else:
-        lo = hi = mean
-    return {"mean": mean, "sem": sem, "ci_low": float(lo), "ci_high": float(hi), "n": n,
+    ci = t_interval(diff, level)
+    return {"mean": ci["mean"], "sem": ci["sem"], "ci_low": ci["low"], "ci_high": ci["high"], "n": ci["n"],
             "negative": int((diff < 0).sum()), "negative_frac": float((diff < 0).mean())}
 
 
@@ -158,7 +154,7 @@ def main() -> None:
         from stages.common.plots import write_csv
 
         if not ctx.path(RESULTS).exists():
-            fail(f"{RESULTS} is missing; run `dvc repro curriculum_rerm-train` first")
+            fail(f"{RESULTS} is missing; run `dvc repro stages/curriculum_rerm/dvc.yaml:curriculum_rerm-train` first")
         with np.load(ctx.path(RESULTS)) as z:
             res = {k: z[k] for k in z.files}
         level = ctx.params.evaluate.ci_level

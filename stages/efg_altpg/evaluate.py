@@ -66,7 +66,8 @@ def rate_metrics(rate: dict, ci_level: float) -> dict:
     slope over the larger-epsilon half. A power law (polynomial) gives about 1; an exponential
     law exp(c / epsilon) would give about the ratio of the halves' epsilons (>= 2 here)."""
     import numpy as np
-    from scipy import stats
+
+    from stages.common.stats import t_interval
 
     eps = np.array(rate["epsilons"], float)
     lx = np.log(1.0 / eps)
@@ -84,11 +85,9 @@ def rate_metrics(rate: dict, ci_level: float) -> dict:
             half = len(eps) // 2
             b_large = slope(lx[:half + 1], mean_ly[:half + 1])[0]
             b_small = slope(lx[half:], mean_ly[half:])[0]
-            t = float(stats.t.ppf(0.5 + ci_level / 2, len(per_seed) - 1))
-            se = float(per_seed.std(ddof=1) / math.sqrt(len(per_seed)))
-            res.update({"slope": b, "r2": r2, "slope_seed_mean": float(per_seed.mean()),
-                        "slope_ci_low": float(per_seed.mean() - t * se),
-                        "slope_ci_high": float(per_seed.mean() + t * se),
+            ci = t_interval(per_seed, ci_level)
+            res.update({"slope": b, "r2": r2, "slope_seed_mean": ci["mean"],
+                        "slope_ci_low": ci["low"], "slope_ci_high": ci["high"],
                         "slope_per_seed": per_seed.tolist(),
                         "slope_large_eps": b_large, "slope_small_eps": b_small,
                         "curvature_ratio": b_small / b_large if b_large > 0 else math.inf,
@@ -149,7 +148,7 @@ def main() -> None:
         from stages.common.plots import new_figure, save_png, write_csv
 
         if not ctx.path(RUNS).exists():
-            fail(f"{RUNS} is missing; run `dvc repro efg_altpg-train`")
+            fail(f"{RUNS} is missing; run `dvc repro stages/efg_altpg/dvc.yaml:efg_altpg-train`")
         runs = json.loads(ctx.path(RUNS).read_text())
         prep = json.loads(ctx.path(PREPARE_REPORT).read_text())
         m: dict = {"prepare": {"max_abs_diff": prep["max_abs_diff"],

@@ -121,7 +121,7 @@ def main() -> None:
         names = ["kuhn_poker", "leduc_poker"] + random_game_names(p.prepare.random.count)
         missing = [n for n in names if not (games_dir / f"{n}.npz").exists()]
         if missing:
-            fail(f"{GAMES}: no sequence form for {missing}; run `dvc repro efg_altpg-prepare`")
+            fail(f"{GAMES}: no sequence form for {missing}; run `dvc repro stages/efg_altpg/dvc.yaml:efg_altpg-prepare`")
         sfs = {n: SequenceForm.load(games_dir / f"{n}.npz") for n in names}
         games = {n: load_game(games_dir, n) for n in names}
         runs: dict = {"games": {}, "cfr_plus": {}}

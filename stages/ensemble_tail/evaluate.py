@@ -166,7 +166,7 @@ def main() -> None:
         try:
             res = json.loads(ctx.path(TAILS).read_text())
         except FileNotFoundError as exc:
-            fail(f"ensemble_tail.evaluate: {exc}; run `dvc repro ensemble_tail-train` first")
+            fail(f"ensemble_tail.evaluate: {exc}; run `dvc repro stages/ensemble_tail/dvc.yaml:ensemble_tail-train` first")
         rng = np.random.default_rng([ctx.seed, 7])
         metrics = {prob: analyse(r, p, rng) for prob, r in res.items()}
         metrics["ci_level"], metrics["n_boot"], metrics["min_events"] = p.ci_level, p.n_boot, p.min_events

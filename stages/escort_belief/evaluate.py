@@ -30,12 +30,11 @@ LABEL = {"pf": "particle filter", "svgd": "SVGD", "escort": "ESCORT", "escort_of
 
 
 def t_interval(v, level: float) -> list[float]:
-    import numpy as np
-    from scipy import stats
+    """[low, high] of the mean's t-interval (stages.common.stats.t_interval)."""
+    from stages.common.stats import t_interval as interval
 
-    v = np.asarray(v, float)
-    half = stats.t.ppf(0.5 + level / 2, len(v) - 1) * v.std(ddof=1) / np.sqrt(len(v))
-    return [float(v.mean() - half), float(v.mean() + half)]
+    ci = interval(v, level)
+    return [ci["low"], ci["high"]]
 
 
 def beliefs(arr, parts, d: int, seed: int) -> dict:
@@ -206,7 +205,7 @@ def main() -> None:
         ep, dims = ctx.params.evaluate, ctx.params.prepare.dims
         for rel, step in ((PROBLEMS, "prepare"), (PARTICLES, "train"), (LIGHTDARK, "train")):
             if not ctx.path(rel).exists():
-                fail(f"{rel} is missing: run `dvc repro escort_belief-{step}` first")
+                fail(f"{rel} is missing: run `dvc repro stages/escort_belief/dvc.yaml:escort_belief-{step}` first")
         with np.load(ctx.path(PROBLEMS)) as z:
             arr = {k: z[k] for k in z.files}
         with np.load(ctx.path(PARTICLES)) as z:

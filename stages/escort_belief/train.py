@@ -111,12 +111,12 @@ def main() -> None:
         tp, pp = ctx.params.train, ctx.params.prepare
         src = ctx.path(PROBLEMS)
         if not src.exists():
-            fail(f"{PROBLEMS} is missing: run `dvc repro escort_belief-prepare` first")
+            fail(f"{PROBLEMS} is missing: run `dvc repro stages/escort_belief/dvc.yaml:escort_belief-prepare` first")
         with np.load(src) as z:
             arr = {k: z[k] for k in z.files}
         missing = [d for d in pp.dims if f"d{d}/y" not in arr]
         if missing:
-            fail(f"{PROBLEMS} has no problems for dims {missing}: run `dvc repro escort_belief-prepare`")
+            fail(f"{PROBLEMS} has no problems for dims {missing}: run `dvc repro stages/escort_belief/dvc.yaml:escort_belief-prepare`")
         particles, timing = {}, {"mixture": {}, "lightdark": {}}
         steps = sum(arr[f"d{d}/y"].shape[1] for d in pp.dims) * len(MIXTURE_METHODS)
         with tqdm(total=steps, desc="mixture filtering steps", mininterval=2) as bar:

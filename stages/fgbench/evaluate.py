@@ -177,7 +177,7 @@ def main() -> None:
             mols = json.loads((ctx.path(PREDICTIONS) / "molecules.json").read_text())
             prep = json.loads(ctx.path(PREPARE).read_text())
         except FileNotFoundError as exc:
-            fail(f"fgbench.evaluate: {exc}; run `dvc repro fgbench-train` first")
+            fail(f"fgbench.evaluate: {exc}; run `dvc repro stages/fgbench/dvc.yaml:fgbench-train` first")
         if not pairs:
             fail("fgbench.evaluate: no test questions to score")
         scored = score_pairs(pairs, p.n_boot, p.ci_level, ctx.seed)

@@ -158,7 +158,7 @@ def main() -> None:
             qa = datasets.load_from_disk(str(ctx.path(QA)))
             mols = datasets.load_from_disk(str(ctx.path(MOLECULES)))
         except FileNotFoundError as exc:
-            fail(f"fgbench.train: {exc}; run `dvc repro fgbench-prepare` first")
+            fail(f"fgbench.train: {exc}; run `dvc repro stages/fgbench/dvc.yaml:fgbench-prepare` first")
         train = [dict(r) for r in qa["train"]]
         test = [dict(r) for r in qa["test"]]
         for i, r in enumerate(train[:50] + test[:50]):

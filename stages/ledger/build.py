@@ -3,6 +3,12 @@
 Writes reports/claims.json (one object per claim), reports/claims.md (a table) and
 reports/index.html (an offline page: plots embedded, no CDN). A failing claim is a result,
 not an error: this stage always writes the ledger; ``claimbench check`` is the gate.
+
+It also refreshes the table of studies in README.md, between the markers
+``<!-- studies:start -->`` and ``<!-- studies:end -->`` (study, paper, must claims held,
+fidelity, a link to the study's README). README.md is not a DVC out: it is prose under git, and
+editing it must re-run nothing; only the lines between the markers are the ledger's, and they
+are a function of the ledger's own inputs. A README without the markers is left alone.
 """
 from __future__ import annotations
 
@@ -15,6 +21,7 @@ from stages.common.stage import stage
 from .params import LedgerParams
 
 CLAIMS_JSON, CLAIMS_MD, INDEX_HTML = "reports/claims.json", "reports/claims.md", "reports/index.html"
+README, START, END = "README.md", "<!-- studies:start -->", "<!-- studies:end -->"
 
 
 def collect(root: Path, profile: str) -> list[dict]:
@@ -129,6 +136,46 @@ def to_html(rows: list[dict], profile: str, title: str, root: Path) -> str:
     return "\n".join(out) + "\n"
 
 
+def studies_table(rows: list[dict]) -> str:
+    """One Markdown row per study: its paper, must and should claims held, fidelity labels."""
+    lines = ["| study | paper | must claims held | should claims held | fidelity |",
+             "|---|---|---|---|---|"]
+    for study in sorted({r["study"] for r in rows}):
+        mine = [r for r in rows if r["study"] == study]
+
+        def held(level: str) -> str:
+            of = [r for r in mine if r["level"] == level]
+            if not of:
+                return "—"
+            text = f"{sum(r['holds'] is True for r in of)} of {len(of)}"
+            not_run = sum(r["holds"] is None for r in of)
+            return text + (f" ({not_run} not run)" if not_run else "")
+
+        fid = ", ".join(sorted({r["fidelity"] for r in mine}))
+        paper = mine[0]["source"].replace("|", "\\|")
+        lines.append(f"| [{study}](stages/{study}/README.md) | {paper} | {held('must')} | {held('should')} | {fid} |")
+    return "\n".join(lines) + "\n"
+
+
+def refresh_readme(path: Path, table: str) -> bool:
+    """Put ``table`` between the markers of ``path``; False (nothing written) when the file or
+    its markers are missing, or the table is already there."""
+    if not path.exists():
+        return False
+    text = path.read_text()
+    if START not in text or END not in text or text.index(START) > text.index(END):
+        return False
+    head, rest = text.split(START, 1)
+    _, tail = rest.split(END, 1)
+    new = f"{head}{START}\n{table}{END}{tail}"
+    if new == text:
+        return False
+    from stages.common.io import write_text
+
+    write_text(path, new)
+    return True
+
+
 def main() -> None:
     with stage("ledger", "build", LedgerParams, stage_name="ledger") as ctx:
         from stages.common.io import write_json, write_text
@@ -138,6 +185,8 @@ def main() -> None:
         write_json(ctx.path(CLAIMS_JSON), rows)
         write_text(ctx.path(CLAIMS_MD), to_markdown(rows, profile))
         write_text(ctx.path(INDEX_HTML), to_html(rows, profile, ctx.params.build.title, ctx.root))
+        if refresh_readme(ctx.path(README), studies_table(rows)):
+            print(f"  refreshed the table of studies in {README}", flush=True)
         counts = {"claims": len(rows), "hold": sum(r["holds"] is True for r in rows),
                   "fail": sum(r["holds"] is False for r in rows),
                   "not_run": sum(r["holds"] is None for r in rows),

@@ -14,7 +14,7 @@ Writes reports/linear_cmdp/metrics.json, regret_vs_K.png, violations.png and the
 """
 from __future__ import annotations
 
-from stages.common.fits import loglog_slope
+from stages.common.fits import loglog_slope, loglog_slopes
 from stages.common.stage import fail, stage
 
 from .params import LinearCmdpParams
@@ -50,10 +50,8 @@ def slope_with_ci(k, curves, n_boot: int, level: float, rng) -> dict:
     n = curves.shape[0]
     boots = curves[rng.integers(0, n, size=(n_boot, n))].mean(axis=1)          # (n_boot, len(k))
     ok = (boots > 0).all(axis=1)
-    X = np.vstack([np.log(k), np.ones(len(k))]).T
-    coef = np.linalg.lstsq(X, np.log(np.where(boots > 0, boots, 1.0)[ok]).T, rcond=None)[0]
     a = (1 - level) / 2
-    lo, hi = (np.quantile(coef[0], [a, 1 - a]).tolist() if ok.any() else [float("nan")] * 2)
+    lo, hi = (np.quantile(loglog_slopes(k, boots[ok]), [a, 1 - a]).tolist() if ok.any() else [float("nan")] * 2)
     per_run = [loglog_slope(k, c)[0] for c in curves]
     return {"slope": slope, "intercept": icpt, "ci_low": lo, "ci_high": hi, "per_instance": per_run,
             "boot_valid": int(ok.sum())}
@@ -178,7 +176,7 @@ def main() -> None:
 
         for dep, step in ((RESULTS, "train"), (INSTANCES, "prepare")):
             if not ctx.path(dep).exists():
-                fail(f"{dep} is missing; run `dvc repro linear_cmdp-{step}` first")
+                fail(f"{dep} is missing; run `dvc repro stages/linear_cmdp/dvc.yaml:linear_cmdp-{step}` first")
         from .prepare import load_instances
 
         insts = load_instances(ctx.path(INSTANCES))
@@ -187,7 +185,7 @@ def main() -> None:
         agents = [a.name for a in ctx.params.train.agents]
         missing = [a for a in agents if f"{a}/V_r" not in res]
         if missing:
-            fail(f"{RESULTS} has no runs of agents {missing}; run `dvc repro linear_cmdp-train`")
+            fail(f"{RESULTS} has no runs of agents {missing}; run `dvc repro stages/linear_cmdp/dvc.yaml:linear_cmdp-train`")
         rng = np.random.default_rng([ctx.seed, RNG_BOOT])
         m = {"agents": {a: agent_metrics(res, a, insts, ep, rng) for a in agents}}
         m["main"] = m["agents"][ep.main_agent]

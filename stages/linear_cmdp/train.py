@@ -40,7 +40,7 @@ def main() -> None:
 
         limit_threads()
         if not ctx.path(INSTANCES).exists():
-            fail(f"{INSTANCES} is missing; run `dvc repro linear_cmdp-prepare` first")
+            fail(f"{INSTANCES} is missing; run `dvc repro stages/linear_cmdp/dvc.yaml:linear_cmdp-prepare` first")
         insts = load_instances(ctx.path(INSTANCES))
         tp = ctx.params.train
         runs = {a.name: [i for i, rec in enumerate(insts) if rec["setup"] in a.setups] for a in tp.agents}

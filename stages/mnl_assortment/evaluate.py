@@ -46,12 +46,11 @@ def boot_slopes(t, curves, idx):
     """Slopes of the mean curve for each bootstrap resample: curves (seeds, len(t)), idx (B, seeds)."""
     import numpy as np
 
+    from stages.common.fits import loglog_slopes
+
     means = curves[idx].mean(1)                                          # (B, len(t))
     ok = (means > 0).all(1)
-    logt = np.log(np.asarray(t, dtype=float))
-    X = np.vstack([logt, np.ones_like(logt)]).T
-    coef = np.linalg.lstsq(X, np.log(np.where(means > 0, means, 1.0)).T, rcond=None)[0]
-    return np.where(ok, coef[0], np.nan)
+    return np.where(ok, loglog_slopes(t, means), np.nan)
 
 
 def online_metrics(res: dict, ep, rng) -> dict:
@@ -208,7 +207,7 @@ def main() -> None:
         from stages.common.plots import write_csv
 
         if not ctx.path(RESULTS).exists():
-            fail(f"{RESULTS} is missing; run `dvc repro mnl_assortment-train` first")
+            fail(f"{RESULTS} is missing; run `dvc repro stages/mnl_assortment/dvc.yaml:mnl_assortment-train` first")
         with np.load(ctx.path(RESULTS)) as z:
             res = {k: z[k] for k in z.files}
         ep = ctx.params.evaluate

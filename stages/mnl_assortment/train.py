@@ -97,7 +97,7 @@ def main() -> None:
 
         limit_threads()
         if not ctx.path(ENV).exists():
-            fail(f"{ENV} is missing; run `dvc repro mnl_assortment-prepare` first")
+            fail(f"{ENV} is missing; run `dvc repro stages/mnl_assortment/dvc.yaml:mnl_assortment-prepare` first")
         pp, tp = ctx.params.prepare, ctx.params.train
         # the prepare params the data were made with are what dvc tracks for prepare; the ones
         # train needs (n grid, sizes) are read from the same profile
@@ -106,7 +106,7 @@ def main() -> None:
         A = env["assortments"]
         if env["on_feats"].shape[0] != pp.horizon or list(env["on_radii"]) != list(pp.radii):
             fail(f"{ENV} was made with other prepare params (T = {env['on_feats'].shape[0]}, radii "
-                 f"{list(env['on_radii'])}); run `dvc repro mnl_assortment-prepare`")
+                 f"{list(env['on_radii'])}); run `dvc repro stages/mnl_assortment/dvc.yaml:mnl_assortment-prepare`")
         t0 = time.perf_counter()
         out = run_online(env, A, pp.n_items, pp.capacity, tp.ridge, tp.refit_growth, tp.newton_tol,
                          tp.newton_max_iter)

@@ -14,7 +14,7 @@ plots; reports/nac_b/metrics.json is what claims.yaml reads.
 """
 from __future__ import annotations
 
-from stages.common.fits import loglog_slope
+from stages.common.fits import loglog_slope, loglog_slopes
 from stages.common.stage import fail, stage
 
 from .params import NacBParams
@@ -40,11 +40,8 @@ def slope_with_ci(T, regret, n_boot: int, level: float, rng) -> dict:
     for j, c in enumerate(cells):
         boots[:, j] = c[rng.integers(0, len(c), size=(n_boot, len(c)))].mean(axis=1)
     ok = (boots > 0).all(axis=1)
-    logT = np.log(np.asarray(T, dtype=float))
-    X = np.vstack([logT, np.ones_like(logT)]).T
-    coef = np.linalg.lstsq(X, np.log(np.where(boots > 0, boots, 1.0)[ok]).T, rcond=None)[0]
     a = (1 - level) / 2
-    lo, hi = (np.quantile(coef[0], [a, 1 - a]).tolist() if ok.any() else [float("nan")] * 2)
+    lo, hi = (np.quantile(loglog_slopes(T, boots[ok]), [a, 1 - a]).tolist() if ok.any() else [float("nan")] * 2)
     mean_ci = [np.quantile(boots[:, j], [a, 1 - a]).tolist() for j in range(len(cells))]
     return {"slope": slope, "intercept": icpt, "ci_low": lo, "ci_high": hi, "boot_valid": int(ok.sum()),
             "mean": means.tolist(), "mean_ci": mean_ci, "runs_per_T": [len(c) for c in cells]}
@@ -201,7 +198,7 @@ def main() -> None:
         from stages.common.plots import write_csv
 
         if not ctx.path(RESULTS).exists():
-            fail(f"{RESULTS} is missing; run `dvc repro nac_b-train` first")
+            fail(f"{RESULTS} is missing; run `dvc repro stages/nac_b/dvc.yaml:nac_b-train` first")
         res = json.loads(ctx.path(RESULTS).read_text())
         ep = ctx.params.evaluate
         rng = np.random.default_rng([ctx.seed, RNG_BOOT])

@@ -157,7 +157,7 @@ def main() -> None:
         from stages.common.io import write_json
 
         if not ctx.path(MDPS).exists():
-            fail(f"{MDPS} is missing; run `dvc repro nac_b-prepare` first")
+            fail(f"{MDPS} is missing; run `dvc repro stages/nac_b/dvc.yaml:nac_b-prepare` first")
         mdps = load_mdps(ctx.path(MDPS))
         tp = ctx.params.train
         t0 = time.perf_counter()

@@ -79,7 +79,7 @@ def main() -> None:
 
         for rel in (POSTERIOR, TRAIN, REPLAN, WORLDS):
             if not ctx.path(rel).exists():
-                fail(f"{rel} is missing; run `dvc repro nav_knowledge-train nav_knowledge-replan` first")
+                fail(f"{rel} is missing; run `dvc repro stages/nav_knowledge/dvc.yaml:nav_knowledge-train stages/nav_knowledge/dvc.yaml:nav_knowledge-replan` first")
         post = dict(np.load(ctx.path(POSTERIOR)))
         train = json.loads(ctx.path(TRAIN).read_text())
         replan = json.loads(ctx.path(REPLAN).read_text())

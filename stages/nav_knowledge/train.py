@@ -72,11 +72,11 @@ def main() -> None:
 
         path = ctx.path(WORLDS)
         if not path.exists():
-            fail(f"{WORLDS} is missing; run `dvc repro nav_knowledge-prepare` first")
+            fail(f"{WORLDS} is missing; run `dvc repro stages/nav_knowledge/dvc.yaml:nav_knowledge-prepare` first")
         data = json.loads(path.read_text())
         pp = ctx.params.prepare
         if data["params"] != pp.model_dump():
-            fail(f"{WORLDS} was made with other prepare params; run `dvc repro nav_knowledge-prepare`")
+            fail(f"{WORLDS} was made with other prepare params; run `dvc repro stages/nav_knowledge/dvc.yaml:nav_knowledge-prepare`")
         tp = ctx.params.train
         rng = np.random.default_rng([ctx.seed, 4002])
         res = [infer_agent(a, pp, tp, rng) for a in tqdm(data["agents"], desc="agents", mininterval=2)]

@@ -163,10 +163,10 @@ def main() -> None:
             curves = json.loads(ctx.path(CURVES).read_text())
             arrays = dict(np.load(ctx.path(POLICIES)))
         except FileNotFoundError as err:
-            fail(f"{err.filename} is missing; run `dvc repro repo_safety-train`")
+            fail(f"{err.filename} is missing; run `dvc repro stages/repo_safety/dvc.yaml:repo_safety-train`")
         if fraction_key(primary) not in train["instances"]:
             fail(f"evaluate.primary_fraction={primary} was not trained (trained: "
-                 f"{sorted(train['instances'])}); run `dvc repro repo_safety-train`")
+                 f"{sorted(train['instances'])}); run `dvc repro stages/repo_safety/dvc.yaml:repo_safety-train`")
         metrics = claim_figures(train, prep, primary)
         write_json(ctx.path(METRICS), metrics)
         plots(train, curves, arrays, primary, ctx.root)

@@ -62,7 +62,7 @@ def load(root, fractions=None) -> dict:
     for f in sorted(set(frac.tolist())) if fractions is None else fractions:
         idx = np.flatnonzero(np.isclose(frac, f))
         if idx.size == 0:
-            raise ValueError(f"{DATASET}: no instance for f={f}; rerun `dvc repro repo_safety-prepare`")
+            raise ValueError(f"{DATASET}: no instance for f={f}; rerun `dvc repro stages/repo_safety/dvc.yaml:repo_safety-prepare`")
         sub = ds.select(idx.tolist())
         order = np.argsort(np.asarray(sub["prompt"]))
         out[fraction_key(f)] = (np.stack(sub["reward"])[order].astype(float),

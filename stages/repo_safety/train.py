@@ -100,7 +100,7 @@ def main() -> None:
             fractions = sorted(float(k) for k in meta["instances"])
             data = load(ctx.root, fractions)
         except (FileNotFoundError, ValueError, KeyError) as err:
-            fail(f"the bandit data are missing or unreadable ({err}); run `dvc repro repo_safety-prepare`")
+            fail(f"the bandit data are missing or unreadable ({err}); run `dvc repro stages/repo_safety/dvc.yaml:repo_safety-prepare`")
         beta, budget = float(meta["beta"]), float(meta["budget"])
         total = len(fractions) * len(METHODS) * (tp.steps + tp.sampled.steps)
         out: dict = {"beta": beta, "budget": budget, "margin": tp.margin, "instances": {}}

@@ -84,10 +84,10 @@ def main() -> None:
 
         from stages.common.io import atomic_dir, write_json, write_npz
 
-        from stages.common.device import limit_threads
+        from stages.common.device import limit_threads, select_device
 
         p = ctx.params.train
-        device = ctx.device()
+        device = select_device(ctx.common.device)
         summary = {"device": str(device), "torch_threads": limit_threads()}
         with atomic_dir(ctx.path(RUNS)) as tmp:
             for role in tqdm(ROLES, desc="corpora"):

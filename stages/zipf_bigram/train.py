@@ -57,7 +57,8 @@ def main() -> None:
         from . import model, torch_model
 
         p = ctx.params.train
-        device = ctx.device()
+        from stages.common.device import select_device
+        device = select_device(ctx.common.device)
         tuning = model.SignTuning(p.sign_grid.lo, p.sign_grid.hi, p.sign_grid.size,
                                   p.sign_grid.budget_ratio)
         stats = datasets.load_from_disk(str(ctx.path(STATS))).with_format("numpy")

@@ -6,10 +6,6 @@ import numpy as np
 import pytest
 
 from stages.attr_analogy import model as m
-from tests.common.conftest import smoke_chain_twice
-
-CHAIN = (["stages.common.corpora", "attributes"], ["stages.common.corpora", "realtext"],
-         ["stages.attr_analogy.train"], ["stages.attr_analogy.evaluate"])
 
 
 def test_analogies_and_noise_repeat_with_the_seed():
@@ -35,9 +31,9 @@ def test_sampled_spectrum_accuracy_repeats():
     assert np.array_equal(v1, v2) and a1 == a2
 
 
-@pytest.mark.slow
-def test_smoke_chain_twice_gives_identical_metrics(tmp_path, stage_env, python_exe):
-    first = smoke_chain_twice(tmp_path, stage_env, python_exe, CHAIN, "attr_analogy", ("train", "metrics"))
+@pytest.mark.study
+def test_smoke_chain_reruns_to_the_same_outputs(rerun_study):
+    first = rerun_study("attr_analogy")
     root = first["root"]
     m1 = first["metrics"]
     assert m1["K"] == 6 and m1["exact"]["logM_acc_K1_min"] == 1.0       # smoke still shows (i)

@@ -7,7 +7,7 @@ import pytest
 from stages.attr_analogy.params import AttrParams
 from stages.common.params import PROFILES, load_study
 
-from tests.common.conftest import code_copy, params_error, run_module
+from tests.common.conftest import code_copy, params_error, run_module, stops_before_compute
 
 
 @pytest.mark.parametrize("profile", PROFILES)
@@ -63,12 +63,10 @@ def test_unknown_key_lists_allowed_keys(params_copy):
 def test_stage_exits_2_on_bad_param_before_compute(tmp_path, stage_env, python_exe):
     """A corrupted params.yaml: `python -m stages.attr_analogy.train` exits 2, names key and value,
     writes nothing."""
-    root = code_copy(tmp_path, params={"attr_analogy.smoke.train.analogies_per_relation": 3})   # < 10
-    res = run_module(root, "stages.attr_analogy.train", stage_env, python_exe)
-    assert res.returncode == 2, res.stderr
-    assert "attr_analogy.default.train.analogies_per_relation" not in res.stderr
-    assert "attr_analogy.smoke.train.analogies_per_relation = 3" in res.stderr
-    assert not (root / "data").exists() and not (root / "reports").exists()
+    err = stops_before_compute(tmp_path, "stages.attr_analogy.train",
+                               {"attr_analogy.smoke.train.analogies_per_relation": 3}, stage_env, python_exe)
+    assert "attr_analogy.default.train.analogies_per_relation" not in err
+    assert "attr_analogy.smoke.train.analogies_per_relation = 3" in err   # < 10
 
 
 def test_stage_exits_2_when_a_named_corpus_is_missing(tmp_path, stage_env, python_exe):

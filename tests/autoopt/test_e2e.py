@@ -62,5 +62,5 @@ def test_solve_tool_bad_input(tmp_path, capsys):
     img = tmp_path / "f.png"
     img.write_bytes(b"not a png")
     assert main([str(img), "--model", str(tmp_path / "none.pt")]) == 2
-    assert "run `dvc repro autoopt-m1-train` first" in capsys.readouterr().err
+    assert "run `dvc repro stages/autoopt/dvc.yaml:autoopt-m1-train` first" in capsys.readouterr().err
     assert main(["--latex", "x", "--budget", "1"]) == 2

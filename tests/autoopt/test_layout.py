@@ -1,75 +1,37 @@
 """The layout of stages/autoopt (issue 19, item 7): no import cycle among its modules; a
 sub-package imports only itself, earlier sub-packages of the chain (data -> m1 -> m2 -> m3 ->
-chain) and the shared top-level modules; and each autoopt stage in dvc.yaml lists as deps every
-stages/autoopt file it imports, directly or through other autoopt modules (imports inside
-functions count), and no other.
-
-The import graph is read with ``ast`` (nothing is imported): every ``import`` / ``from ... import``
-anywhere in a module, relative ones resolved; importing ``a.b.c`` also imports the packages
-``a.b`` and ``a`` (their ``__init__.py``).
+chain) and the shared top-level modules; the files a stage runs without importing them are in its
+deps. The import graph is :func:`stages.common.depgraph.import_graph` (read with ``ast``; imports
+inside functions count); that every stage's deps cover what it imports is checked for all studies
+in tests/common/test_depgraph.py.
 """
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 import pytest
-import yaml
+
+from stages.common.depgraph import import_graph as graph_of
+from stages.common.dvcfile import load_stages
 
 from .conftest import REPO
 
 PACKAGE = "stages.autoopt"
 ROOT = REPO / "stages" / "autoopt"
 ORDER = ("data", "m1", "m2", "m3", "chain")      # the chain's order: a later one may import an earlier one
-# for the dvc deps, what the code runs without an import statement: for every importer ...
+# what a stage runs without an import statement, so the import graph cannot see it
 HIDDEN = {
-    "stages.autoopt.m2.sandbox": {"stages.autoopt.m2.sandbox_worker"},   # the worker script it starts
-    "stages.autoopt.chain.chain": {"stages.autoopt.m3.bobd"},            # SOLVE_TARGET, run in the sandbox
+    "autoopt-m1-train": ["stages/autoopt/m1/pyfunc.py"],        # MLflow's models-from-code file
+    "autoopt-m2-train": ["stages/autoopt/m2/pyfunc.py"],
+    "autoopt-m2-evaluate": ["stages/autoopt/m2/sandbox_worker.py"],   # the worker script the sandbox starts
+    "autoopt-e2e": ["stages/autoopt/m2/sandbox_worker.py", "stages/autoopt/m3/bobd.py",   # SOLVE_TARGET,
+                    "stages/autoopt/m3/core.py", "stages/autoopt/m3/baselines.py",      # run in the sandbox,
+                    "stages/autoopt/m3/pyomo_casadi.py"],                              # and what it imports
 }
-# ... and for a stage's own module only (its main() writes the MLflow models-from-code file)
-STAGE_FILES = {
-    "stages.autoopt.m1.train": {"stages.autoopt.m1.pyfunc"},
-    "stages.autoopt.m2.train": {"stages.autoopt.m2.pyfunc"},
-}
 
 
-def modules(root: Path = ROOT, package: str = PACKAGE) -> dict[str, Path]:
-    """Dotted module name -> file, for every .py under root (a package's name for __init__.py)."""
-    out = {}
-    for p in sorted(root.rglob("*.py")):
-        parts = [package] + list(p.relative_to(root).with_suffix("").parts)
-        if parts[-1] == "__init__":
-            parts = parts[:-1]
-        out[".".join(parts)] = p
-    return out
-
-
-def _with_parents(name: str) -> set[str]:
-    parts = name.split(".")
-    return {".".join(parts[:k]) for k in range(1, len(parts) + 1)}
-
-
-def import_graph(root: Path = ROOT, package: str = PACKAGE) -> dict[str, set[str]]:
-    """Module -> the modules of the package it imports (anywhere in its code)."""
-    mods = modules(root, package)
-    graph: dict[str, set[str]] = {}
-    for name, path in mods.items():
-        here = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
-        targets: set[str] = set()
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
-            if isinstance(node, ast.Import):
-                for a in node.names:
-                    targets |= _with_parents(a.name)
-            elif isinstance(node, ast.ImportFrom):
-                if node.level:
-                    base = here[:len(here) - (node.level - 1)]
-                    src = ".".join(base + ([node.module] if node.module else []))
-                else:
-                    src = node.module or ""
-                targets |= _with_parents(src)
-                targets |= {f"{src}.{a.name}" for a in node.names}      # `from pkg import module`
-        graph[name] = {t for t in targets if t in mods and t != name}
-    return graph
+def import_graph(root: Path = REPO, package: str = PACKAGE) -> dict[str, set[str]]:
+    return graph_of(root, package)
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -107,30 +69,6 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return sorted(out)
 
 
-def closure(start: str, graph: dict[str, set[str]], hidden: dict[str, set[str]] = HIDDEN) -> set[str]:
-    """start and everything it imports (or runs, ``hidden``), transitively."""
-    seen, todo = set(), [start]
-    while todo:
-        m = todo.pop()
-        if m in seen:
-            continue
-        seen.add(m)
-        todo += sorted(graph.get(m, set()) | hidden.get(m, set()))
-    return seen
-
-
-def dep_files(start: str, root: Path = ROOT, package: str = PACKAGE) -> list[str]:
-    """The stages/autoopt files a stage running module ``start`` needs, as dvc.yaml paths."""
-    mods = modules(root, package)
-    needed = closure(start, import_graph(root, package)) | STAGE_FILES.get(start, set())
-    return sorted(mods[m].relative_to(REPO).as_posix() for m in needed)
-
-
-def autoopt_stages() -> dict[str, dict]:
-    stages = yaml.safe_load((REPO / "dvc.yaml").read_text())["stages"]
-    return {name: s for name, s in stages.items() if name.startswith("autoopt-")}
-
-
 # --------------------------------------------------------------------------- the checks
 def test_the_graph_reader_sees_imports_inside_functions(tmp_path):
     pkg = tmp_path / "pkg"
@@ -140,7 +78,7 @@ def test_the_graph_reader_sees_imports_inside_functions(tmp_path):
     (pkg / "a.py").write_text("def f():\n    from .sub import b\n")
     (pkg / "sub" / "b.py").write_text("from ..a import f\n")
     (pkg / "c.py").write_text("import pkg.sub.b\n")
-    g = import_graph(pkg, "pkg")
+    g = import_graph(tmp_path, "pkg")
     assert g["pkg.a"] == {"pkg", "pkg.sub", "pkg.sub.b"}
     assert g["pkg.sub.b"] == {"pkg", "pkg.a"}
     assert g["pkg.c"] == {"pkg", "pkg.sub", "pkg.sub.b"}
@@ -172,23 +110,11 @@ def test_subpackages_are_the_chain_steps():
     assert top == ["__init__.py", "params.py", "paths.py", "solve.py", "tokenizer.py"]
 
 
-def test_hidden_edges_name_real_modules():
-    mods = modules()
-    for src, targets in (HIDDEN | STAGE_FILES).items():
-        assert src in mods and targets <= set(mods), (src, targets)
-
-
-@pytest.mark.parametrize("name", sorted(autoopt_stages()))
-def test_dvc_deps_list_exactly_the_autoopt_files_a_stage_imports(name):
-    spec = autoopt_stages()[name]
-    cmd = spec["cmd"]
-    assert cmd.startswith("python -m stages.autoopt."), cmd
-    module = cmd.split()[-1]
-    assert module in modules(), f"{name}: {cmd} runs no module of stages/autoopt"
-    listed = [d for d in spec["deps"] if str(d).startswith("stages/autoopt/")]
-    assert sorted(listed) == dep_files(module), name
-    assert len(set(listed)) == len(listed), f"{name}: a dep listed twice"
-    assert "stages/common" in spec["deps"]
+@pytest.mark.parametrize("name", sorted(HIDDEN))
+def test_files_a_stage_runs_without_importing_them_are_its_deps(name):
+    deps = load_stages(REPO)[name].deps
+    for rel in HIDDEN[name]:
+        assert (REPO / rel).is_file() and rel in deps, (name, rel)
 
 
 def test_solve_entry_point_stays_at_its_path():

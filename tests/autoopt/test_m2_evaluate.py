@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 
 import pytest
-import yaml
 
 from stages.autoopt.data import grammar as g
 from stages.autoopt.m2.evaluate import InputError, evaluate, load_m1_predictions, row_seed, text_scores
@@ -18,22 +17,6 @@ from .conftest import GEN
 
 P = M2EvalParams(translators=["rules", "seq2seq"], time_limit_s=10, memory_mb=1024, workers=1, points=4,
                  rel_tol=1e-6, abs_tol=1e-6, max_rows=0, examples=2)
-
-# the entry proposed for dvc.yaml (the lead adds it; the tests add it to their copy if absent)
-STAGE = {
-    "cmd": "python -m stages.autoopt.m2.evaluate",
-    "deps": ["stages/common", "stages/autoopt/__init__.py", "stages/autoopt/params.py", "stages/autoopt/paths.py",
-             "stages/autoopt/data/grammar.py", "stages/autoopt/tokenizer.py", "stages/autoopt/m2/rules.py",
-             "stages/autoopt/m2/seq2seq.py", "stages/autoopt/m2/sandbox.py", "stages/autoopt/m2/sandbox_worker.py",
-             "stages/autoopt/m2/equivalence.py", "stages/autoopt/m2/evaluate.py", "data/autoopt/dataset",
-             "data/autoopt/m1_predictions.json", "data/autoopt/m2"],
-    "params": ["common", "autoopt.${common.profile}.m2_evaluate"],
-    "outs": [{"reports/autoopt/m2_examples.json": {"cache": False}},
-             {"reports/autoopt/m2_equivalence.png": {"cache": False}}],
-    "metrics": [{"reports/autoopt/m2_metrics.json": {"cache": False}}],
-    "plots": [{"reports/autoopt/m2_scores.csv": {"cache": False, "x": "split"}}],
-}
-
 
 def rows(offset: int, n: int) -> dict:
     ps = [g.generate(offset + k, **GEN) for k in range(n)]
@@ -138,9 +121,6 @@ def stage_copy(tmp_path, with_predictions: bool = True):
 
     root = code_copy(tmp_path, params={"common.profile": "smoke",
                                        "autoopt.smoke.m2_evaluate.translators": ["rules"]})
-    dvc = yaml.safe_load((root / "dvc.yaml").read_text())
-    dvc["stages"].setdefault("autoopt-m2-evaluate", STAGE)
-    (root / "dvc.yaml").write_text(yaml.safe_dump(dvc, sort_keys=False))
     preds = {}
     dd = {}
     for name, split, offset in (("printed", "test", 0), ("handwritten", "test_handwritten", 700)):
@@ -152,25 +132,6 @@ def stage_copy(tmp_path, with_predictions: bool = True):
     if with_predictions:
         (root / "data/autoopt/m1_predictions.json").write_text(json.dumps(preds))
     return root
-
-
-@pytest.mark.slow
-def test_stage_at_smoke_size_is_deterministic(tmp_path, stage_env, python_exe):
-    root = stage_copy(tmp_path)
-    out = []
-    for _ in range(2):
-        res = run_module(root, "stages.autoopt.m2.evaluate", stage_env, python_exe)
-        assert res.returncode == 0, res.stderr[-3000:]
-        m = json.loads((root / "reports/autoopt/m2_metrics.json").read_text())
-        m.pop("seconds")
-        out.append(m)
-    assert out[0] == out[1]
-    m = out[0]
-    assert m["rows"] == {"printed": 8, "handwritten": 8}                 # smoke max_rows
-    assert m["m2"]["rules"]["ground_truth"]["printed"]["equivalent_rate"] == 1.0
-    assert 0 < m["end_to_end_loss"]["rules"]["printed"] < 1
-    for f in ("m2_examples.json", "m2_equivalence.png", "m2_scores.csv"):
-        assert (root / "reports/autoopt" / f).stat().st_size > 0
 
 
 def test_stage_without_m1_predictions_stops_clearly(tmp_path, stage_env, python_exe):

@@ -4,12 +4,9 @@ with teacher forcing; a tiny model overfits 4 pairs to exact greedy output; chec
 round-trip; bad params name their key; the m2-train stage at smoke size is deterministic."""
 from __future__ import annotations
 
-import json
-import subprocess
 
 import pytest
 import torch
-import yaml
 
 from stages.autoopt.data import grammar
 from stages.autoopt.m2.docstring import strip_docstring
@@ -210,59 +207,16 @@ def test_bad_params_name_the_key():
 
     from stages.autoopt.params import AutoOptParams
 
-    data = yaml.safe_load((REPO / "params.yaml").read_text())
+    from stages.common.params import read_params
+
+    data = read_params(REPO, ["autoopt"])
     data["autoopt"]["default"]["m2_train"].update(d_model=64, heads=3)
     msg = params_error("autoopt", AutoOptParams, data)
     assert "autoopt.default.m2_train" in msg and "d_model (64) must be a multiple of heads (3)" in msg
-    data = yaml.safe_load((REPO / "params.yaml").read_text())
+    data = read_params(REPO, ["autoopt"])
     data["autoopt"]["smoke"]["m2_train"]["merges"] = -1
     msg = params_error("autoopt", AutoOptParams, data)
     assert "m2_train.merges" in msg
-    data = yaml.safe_load((REPO / "params.yaml").read_text())
+    data = read_params(REPO, ["autoopt"])
     data["autoopt"]["smoke"]["m2_train"]["eval_every"] = 0
     assert "m2_train.eval_every" in params_error("autoopt", AutoOptParams, data)
-
-
-STAGE = {"cmd": "python -m stages.autoopt.m2.train",
-         "deps": ["stages/common", "stages/autoopt/m2/train.py", "data/autoopt/dataset"],
-         "params": ["common", "autoopt.${common.profile}.m2_train"],
-         "outs": ["data/autoopt/m2"],
-         "metrics": [{"reports/autoopt/m2_train.json": {"cache": False}}]}
-
-
-def _smoke_repo(tmp_path, problems):
-    """A copy of the checkout (smoke profile) with a small text-only dataset (the stage reads
-    only the latex and pyomo columns), and the m2-train stage in its dvc.yaml if missing."""
-    import datasets
-
-    from stages.common.checkout import copy_checkout
-
-    root = copy_checkout(REPO, tmp_path / "repo", profile="smoke")
-    dvc = yaml.safe_load((root / "dvc.yaml").read_text())
-    dvc["stages"].setdefault("autoopt-m2-train", STAGE)
-    (root / "dvc.yaml").write_text(yaml.safe_dump(dvc, sort_keys=False))
-    def split(ps):
-        return datasets.Dataset.from_dict({"latex": [p.latex() for p in ps], "pyomo": [p.pyomo() for p in ps]})
-    datasets.DatasetDict({"train": split(problems[:40]), "validation": split(problems[40:48])}).save_to_disk(
-        str(root / "data/autoopt/dataset"))
-    return root
-
-
-@pytest.mark.slow
-def test_stage_at_smoke_size_is_deterministic(tmp_path, problems, stage_env, python_exe):
-    root = _smoke_repo(tmp_path, problems)
-    runs = []
-    for _ in range(2):
-        res = subprocess.run([python_exe, "-m", "stages.autoopt.m2.train"], cwd=root, env=stage_env,
-                             capture_output=True, text=True, timeout=300)
-        assert res.returncode == 0, res.stderr[-3000:]
-        m = json.loads((root / "reports/autoopt/m2_train.json").read_text())
-        m.pop("seconds")
-        blob = torch.load(root / "data/autoopt/m2/seq2seq.pt", weights_only=True)
-        runs.append((m, blob["state_dict"]))
-    (m1, s1), (m2, s2) = runs
-    assert m1 == m2
-    assert set(s1) == set(s2) and all(torch.equal(s1[k], s2[k]) for k in s1)
-    assert m1["steps"] == 6 and [h["step"] for h in m1["history"]] == [3, 6]
-    assert m1["val_greedy_rows"] == 2 and 0 <= m1["val_token_accuracy"] <= 1
-    assert (root / "data/autoopt/m2/mlflow_model/MLmodel").exists()

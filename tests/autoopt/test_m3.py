@@ -15,7 +15,7 @@ import pytest
 
 from tests.common.conftest import params_error, real_params  # noqa: F401 - shared fixture
 
-from .conftest import GEN, REPO
+from .conftest import GEN
 
 warnings.filterwarnings("ignore", category=RuntimeWarning)
 
@@ -301,29 +301,3 @@ def test_same_seed_same_rows():
     runs = [[{k: v for k, v in r.items() if k != "seconds"} for p in probs for r in run_problem(p, 3, mp)]
             for _ in range(2)]
     assert runs[0] == runs[1] and len(runs[0]) == 9
-
-
-@pytest.mark.slow
-def test_stage_at_smoke_size_is_deterministic(tmp_path, stage_env, python_exe):
-    from stages.common.checkout import copy_checkout
-
-    from tests.common.conftest import run_module
-
-    root = copy_checkout(REPO, tmp_path / "repo", profile="smoke")
-    out = []
-    for _ in range(2):
-        res = run_module(root, "stages.autoopt.m3.evaluate", stage_env, python_exe, timeout=300)
-        assert res.returncode == 0, res.stderr[-3000:]
-        m = json.loads((root / "reports/autoopt/m3_metrics.json").read_text())["m3"]
-        m.pop("seconds")
-        for c in m["classes"].values():
-            for s in c.values():
-                s.pop("seconds")
-        m["complex"].pop("seconds")
-        for p in m.get("multi", {}).get("problems", {}).values():
-            for r in p["runs"]:
-                r.pop("seconds_bobd"), r.pop("seconds_nsga2")
-        out.append(m)
-    assert out[0] == out[1]
-    assert (root / "reports/autoopt/m3_plots/complex.png").exists()
-    assert {"nonconvex", "integer", "bilevel"} <= set(out[0]["classes"])

@@ -3,17 +3,14 @@ allowed; the stage stops with status 2 before any compute."""
 from __future__ import annotations
 
 import copy
-import subprocess
 
 import pytest
-import yaml
 
 from stages.common.params import PROFILES, load_study
 from stages.autoopt.params import AutoOptParams
 
 from tests.common.conftest import params_error, real_params  # noqa: F401 - shared fixture
 
-from .conftest import REPO
 
 
 @pytest.mark.parametrize("profile", PROFILES)
@@ -58,14 +55,8 @@ def test_bad_values_name_key_value_and_rule(real_params):
 
 
 def test_stage_exits_2_before_compute(tmp_path, stage_env, python_exe):
-    from stages.common.checkout import copy_checkout
+    from tests.common.conftest import stops_before_compute
 
-    root = copy_checkout(REPO, tmp_path / "repo", profile="smoke")
-    params = yaml.safe_load((root / "params.yaml").read_text())
-    params["autoopt"]["smoke"]["train"]["steps"] = 0
-    (root / "params.yaml").write_text(yaml.safe_dump(params))
-    res = subprocess.run([python_exe, "-m", "stages.autoopt.m1.train"], cwd=root, env=stage_env,
-                         capture_output=True, text=True, timeout=120)
-    assert res.returncode == 2
-    assert "autoopt.smoke.train.steps = 0" in res.stderr and ">= 1" in res.stderr
-    assert not (root / "data" / "autoopt" / "m1").exists()
+    err = stops_before_compute(tmp_path, "stages.autoopt.m1.train", {"autoopt.smoke.train.steps": 0},
+                               stage_env, python_exe)
+    assert "autoopt.smoke.train.steps = 0" in err and ">= 1" in err

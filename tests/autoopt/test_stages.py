@@ -1,5 +1,5 @@
-"""The autoopt stages as subprocesses in a fresh copy of the checkout (MLflow off): the smoke
-chain twice gives identical metrics; `source: published` reads the fixture; a missing published
+"""The autoopt stages on the smoke profile: in the session's smoke build every stage run once more
+gives the same outputs; `source: published` reads the fixture (a fresh copy); a missing published
 folder stops the stage with a message saying how to get the data."""
 from __future__ import annotations
 
@@ -7,32 +7,17 @@ import json
 import subprocess
 
 import pytest
-import yaml
 
 from .conftest import FIXTURE, REPO
-
-CHAIN = ("stages.autoopt.data.prepare", "stages.autoopt.m1.train", "stages.autoopt.m1.evaluate",
-         "stages.autoopt.m2.train", "stages.autoopt.m2.evaluate", "stages.autoopt.m3.evaluate",
-         "stages.autoopt.chain.e2e")
-
-
-def _untimed(x):
-    """x without its wall-time fields (keys 'seconds' and 'seconds_<method>'): not results."""
-    if isinstance(x, dict):
-        return {k: _untimed(v) for k, v in x.items() if k != "seconds" and not k.startswith("seconds_")}
-    if isinstance(x, list):
-        return [_untimed(v) for v in x]
-    return x
 
 
 def _copy(tmp_path, **prepare):
     from stages.common.checkout import copy_checkout
 
+    from tests.common.conftest import set_params
+
     root = copy_checkout(REPO, tmp_path / "repo", profile="smoke")
-    if prepare:
-        params = yaml.safe_load((root / "params.yaml").read_text())
-        params["autoopt"]["smoke"]["prepare"].update(prepare)
-        (root / "params.yaml").write_text(yaml.safe_dump(params))
+    set_params(root, {f"autoopt.smoke.prepare.{k}": v for k, v in prepare.items()})
     return root
 
 
@@ -41,42 +26,46 @@ def _run(root, module, env, python_exe):
                           text=True, timeout=600)
 
 
-def _chain(root, env, python_exe) -> dict:
-    for module in CHAIN:
-        res = _run(root, module, env, python_exe)
-        assert res.returncode == 0, f"{module}: {res.stderr[-3000:]}"
-    return {name: _untimed(json.loads((root / f"reports/autoopt/{name}.json").read_text()))
-            for name in ("prepare", "m1_metrics", "metrics")}
+# an MLflow model's MLmodel records when it was saved and a random id: not a result
+VOLATILE = ("data/autoopt/m1/mlflow_model/MLmodel", "data/autoopt/m2/mlflow_model/MLmodel")
 
 
-@pytest.mark.slow
-def test_smoke_chain_twice_gives_identical_metrics(tmp_path, stage_env, python_exe):
-    root = _copy(tmp_path)
-    first = _chain(root, stage_env, python_exe)
-    second = _chain(root, stage_env, python_exe)
-    for d in (first, second):
-        d["prepare"].pop("render_s")                      # wall time, not a result
-    assert first == second
-    m = first["m1_metrics"]
+@pytest.mark.study
+def test_smoke_chain_reruns_to_the_same_outputs(rerun_study):
+    """Every autoopt stage (prepare, M1 train/evaluate, M2 train/evaluate, M3, the chain) run once
+    more in a copy of the session's smoke build writes the same outs (wall times aside), M1's and
+    M2's checkpoints included; then what the claims read is there."""
+    out = rerun_study("autoopt", volatile=VOLATILE)
+    root = out["root"]
+    m = out["m1_metrics"]
     preds = json.loads((root / "data/autoopt/m1_predictions.json").read_text())
     assert {k: len(v) for k, v in preds.items()} == {"printed": 8, "handwritten": 8}
     assert all(set(p) == {"id", "latex"} for v in preds.values() for p in v)
     assert set(m["m1"]) == {"printed", "handwritten"} and set(m["retrieval"]) == {"printed", "handwritten"}
     assert len(m["curve"]["points"]) == 3
-    merged = first["metrics"]                          # the e2e stage's merge, what claims.yaml reads
+    merged = out["metrics"]                            # the e2e stage's merge, what claims.yaml reads
     assert {"m2", "m3", "e2e"} <= set(merged) and merged["m1"] == m["m1"]
     assert set(merged["e2e"]["by_source"]) == {"reference_pyomo", "ground_truth_latex", "image"}
     assert merged["m2"]["rules"]["ground_truth"]["printed"]["equivalent_rate"] is not None
     assert merged["m3"]["complex"]["margin_vs_ipopt"] is not None
+    m2 = out["m2_metrics"]
+    assert m2["rows"] == {"printed": 8, "handwritten": 8}                  # smoke max_rows
+    assert m2["m2"]["rules"]["ground_truth"]["printed"]["equivalent_rate"] == 1.0
+    t2 = out["m2_train"]
+    assert t2["val_greedy_rows"] >= 1 and 0 <= t2["val_token_accuracy"] <= 1
+    m3 = out["m3_metrics"]["m3"]
+    assert {"nonconvex", "integer", "bilevel"} <= set(m3["classes"])
     import datasets
 
     dd = datasets.load_from_disk(str(root / "data/autoopt/dataset"))
     assert set(dd) == {"train", "validation", "test", "test_handwritten"}
     assert set(dd["test_handwritten"]["style"]) == {"handwritten"} and set(dd["test"]["style"]) == {"printed"}
-    assert (root / "data/autoopt/m1/mlflow_model/MLmodel").exists()
+    for rel in ("data/autoopt/m1/mlflow_model/MLmodel", "data/autoopt/m2/mlflow_model/MLmodel",
+                "reports/autoopt/m3_plots/complex.png", "reports/autoopt/m2_equivalence.png"):
+        assert (root / rel).stat().st_size > 0, rel
 
 
-@pytest.mark.slow
+@pytest.mark.study
 def test_published_source_reads_the_fixture(tmp_path, stage_env, python_exe):
     root = _copy(tmp_path, source="published", published_path=str(FIXTURE))
     res = _run(root, "stages.autoopt.data.prepare", stage_env, python_exe)

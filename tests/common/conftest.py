@@ -23,9 +23,11 @@ OFFLINE_ENV = {
 
 @pytest.fixture(scope="session")
 def real_params() -> dict:
-    """The repository's params.yaml, parsed (never written)."""
-    with open(REPO / "params.yaml") as fh:
-        return yaml.safe_load(fh)
+    """The repository's params, parsed (never written): ``common`` and every study's section, as
+    one mapping ``{"common": ..., "<study>": ...}``."""
+    from stages.common.params import read_params
+
+    return read_params(REPO)
 
 
 @pytest.fixture
@@ -94,25 +96,33 @@ def run_chain(root: Path, env: dict, python_exe: str, chain, study: str, reports
     return {name: json.loads((root / f"reports/{study}/{name}.json").read_text()) for name in reports}
 
 
+def set_params(root: Path, values: dict[str, object]) -> None:
+    """Set values by dotted key in the params files under ``root``: ``common.*`` in params.yaml,
+    ``<study>.*`` in the study's own file, e.g. ``{"nac_b.default.prepare.rvi_tau": 1.5}``."""
+    from stages.common.params import params_file
+
+    for dotted, value in values.items():
+        *parents, key = dotted.split(".")
+        path = root / "params.yaml" if parents[0] == "common" else params_file(parents[0], root)
+        data = yaml.safe_load(path.read_text())
+        node = data
+        for name in parents:
+            node = node[name]
+        node[key] = value
+        path.write_text(yaml.safe_dump(data))
+
+
 def code_copy(tmp_path: Path, params: dict[str, object] | None = None) -> Path:
-    """params.yaml, dvc.yaml and stages/ copied into ``tmp_path`` (no data, no git): enough for a
-    stage that must stop on bad params or missing inputs before any compute. ``params`` sets
-    values in the copy's params.yaml by dotted key, e.g. ``{"nac_b.default.prepare.rvi_tau": 1.5}``."""
+    """params.yaml, dvc.yaml and stages/ (with the studies' params files) copied into ``tmp_path``
+    (no data, no git): enough for a stage that must stop on bad params or missing inputs before
+    any compute. ``params`` sets values in the copy by dotted key (:func:`set_params`)."""
     import shutil
 
     for f in ("params.yaml", "dvc.yaml"):
         shutil.copy(REPO / f, tmp_path / f)
     shutil.copytree(REPO / "stages", tmp_path / "stages", ignore=shutil.ignore_patterns("__pycache__"))
     if params:
-        path = tmp_path / "params.yaml"
-        data = yaml.safe_load(path.read_text())
-        for dotted, value in params.items():
-            *parents, key = dotted.split(".")
-            node = data
-            for name in parents:
-                node = node[name]
-            node[key] = value
-        path.write_text(yaml.safe_dump(data))
+        set_params(tmp_path, params)
     return tmp_path
 
 
@@ -122,15 +132,26 @@ def run_module(root: Path, module: str, env: dict, python_exe: str, timeout: int
                           text=True, timeout=timeout)
 
 
-def smoke_chain_twice(tmp_path: Path, env: dict, python_exe: str, chain, study: str, reports) -> dict:
-    """Run ``chain`` twice in a fresh smoke-profile copy of the checkout; assert the study's
-    reports are identical and return them (and the copy's root under ``"root"``)."""
-    from stages.common.checkout import copy_checkout
+def stops_before_compute(tmp_path: Path, module: str, params: dict[str, object], env: dict,
+                         python_exe: str) -> str:
+    """Run ``module`` in a code copy with ``params`` set (:func:`code_copy`): it must exit 2 before
+    any compute, writing no data/ and no reports/. Returns its stderr for the caller's checks of
+    the message (the key, the value, what is allowed)."""
+    code_copy(tmp_path, params=params)
+    res = run_module(tmp_path, module, env, python_exe)
+    assert res.returncode == 2, res.stderr
+    assert not (tmp_path / "data").exists() and not (tmp_path / "reports").exists()
+    return res.stderr
 
-    root = copy_checkout(REPO, tmp_path / "repo", profile="smoke")
-    first = run_chain(root, env, python_exe, chain, study, reports)
-    assert first == run_chain(root, env, python_exe, chain, study, reports)
-    return {**first, "root": root}
+
+def stops_without_input(tmp_path: Path, module: str, hint: str, env: dict, python_exe: str) -> str:
+    """Run ``module`` in a code copy with no data: it must exit 2, without a traceback, with a
+    message that contains ``hint`` (the stage to run first). Returns its stderr."""
+    code_copy(tmp_path)
+    res = run_module(tmp_path, module, env, python_exe)
+    assert res.returncode == 2, res.stderr
+    assert hint in res.stderr and "Traceback" not in res.stderr, res.stderr
+    return res.stderr
 
 
 @pytest.fixture

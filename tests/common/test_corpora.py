@@ -118,3 +118,11 @@ def test_bad_attribute_params_name_the_problem():
     with pytest.raises(ValidationError, match="attributes"):
         attr.AttributeCorpusParams(name="x", attributes=40, marginal=[0.3, 0.5], strength=[0.1, 0.2],
                                    pairs=5000)
+
+
+@pytest.mark.study
+def test_corpora_stages_rerun_to_the_same_outputs(rerun_study):
+    """In the session's smoke build: the three corpora stages run once more write the same bytes
+    (token files, vocab and count datasets, ground truth)."""
+    out = rerun_study("corpora")
+    assert {"attributes", "topics", "realtext"} <= set(out)

@@ -1,7 +1,6 @@
 """stages.common.params: validation of params.yaml, error messages, flatten, and the stage CLI path."""
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -11,6 +10,7 @@ import yaml
 from stages.common.params import (PROFILES, CommonParams, ParamsError, flatten, load_common,
                                   load_study, read_params_file)
 from stages.zipf_bigram.params import SignGrid, ZipfParams
+from tests.common.conftest import code_copy
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -182,17 +182,64 @@ def test_flatten_model_and_deep_nesting():
 
 
 # --------------------------------------------------------------------------------------
+# the layout: params.yaml holds common, each study its own file beside its code
+# --------------------------------------------------------------------------------------
+def test_each_study_reads_only_its_own_file(tmp_path):
+    """A stage reads params.yaml (common) and its study's file; another study's broken file does
+    not stop it, its own broken file does, naming the file."""
+    from stages.common.params import read_params
+
+    code_copy(tmp_path)
+    (tmp_path / "stages/nac_b/params.yaml").write_text("nac_b: [not, a, mapping\n")
+    data = read_params(tmp_path, studies=["zipf_bigram"])
+    assert set(data) == {"common", "zipf_bigram"}
+    load_study("zipf_bigram", ZipfParams, data)
+    with pytest.raises(Exception):
+        read_params(tmp_path, studies=["nac_b"])
+
+
+def test_study_file_must_hold_one_key_named_after_the_study(tmp_path):
+    from stages.common.params import read_params, read_study_file
+
+    code_copy(tmp_path)
+    path = tmp_path / "stages/zipf_bigram/params.yaml"
+    data = yaml.safe_load(path.read_text())
+    path.write_text(yaml.safe_dump({"zipf": data["zipf_bigram"]}))
+    with pytest.raises(ParamsError, match=r"must hold exactly one top-level key, 'zipf_bigram' \(found 'zipf'\)"):
+        read_study_file("zipf_bigram", tmp_path)
+    (tmp_path / "stages/zipf_bigram/params.yaml").unlink()
+    with pytest.raises(ParamsError, match="stages/zipf_bigram/params.yaml: params file of study 'zipf_bigram' not found"):
+        read_params(tmp_path, studies=["zipf_bigram"])
+
+
+def test_params_files_are_found_for_studies_and_the_corpora():
+    from stages.common.params import params_file, study_params_files
+
+    files = study_params_files(REPO)
+    assert files["zipf_bigram"] == REPO / "stages/zipf_bigram/params.yaml"
+    assert files["corpora"] == REPO / "stages/common/corpora/params.yaml"
+    assert params_file("corpora", REPO) == files["corpora"]
+    assert "common" not in files
+    top = yaml.safe_load((REPO / "params.yaml").read_text())
+    assert set(top) == {"common"}, "params.yaml holds only `common`; studies keep theirs beside their code"
+
+
+def test_error_names_the_file_the_key_is_in(params_copy):
+    params_copy["zipf_bigram"]["default"]["prepare"]["alphas"] = [-1.0]
+    with pytest.raises(ParamsError) as info:
+        load_study("zipf_bigram", ZipfParams, params_copy)
+    assert str(info.value).startswith("invalid parameters in stages/zipf_bigram/params.yaml:")
+    params_copy["common"]["seed"] = -1
+    with pytest.raises(ParamsError, match="invalid parameters in params.yaml:"):
+        load_study("zipf_bigram", ZipfParams, params_copy)
+
+
+# --------------------------------------------------------------------------------------
 # the stage CLI stops before any compute
 # --------------------------------------------------------------------------------------
 def test_stage_cli_exits_2_before_compute(tmp_path, sub_env, python_exe):
     """A corrupted copy of the repo: `python -m stages.zipf_bigram.prepare` exits 2, names the key, writes no data/."""
-    shutil.copy(REPO / "params.yaml", tmp_path / "params.yaml")
-    shutil.copy(REPO / "dvc.yaml", tmp_path / "dvc.yaml")
-    shutil.copytree(REPO / "stages", tmp_path / "stages",
-                    ignore=shutil.ignore_patterns("__pycache__"))
-    data = yaml.safe_load((tmp_path / "params.yaml").read_text())
-    data["zipf_bigram"]["smoke"]["prepare"]["corpus_pairs"] = 10  # < 1000
-    (tmp_path / "params.yaml").write_text(yaml.safe_dump(data))
+    code_copy(tmp_path, params={"zipf_bigram.smoke.prepare.corpus_pairs": 10})   # < 1000
     env = sub_env(MLFLOW_TRACKING_URI=f"sqlite:///{(tmp_path / 'mlflow.db').as_posix()}",
                   CLAIMBENCH_ARTIFACT_ROOT=(tmp_path / "artifacts").as_uri())
     res = subprocess.run([python_exe, "-m", "stages.zipf_bigram.prepare"], cwd=tmp_path, env=env,

@@ -1,7 +1,7 @@
-"""Several stages logging at once lose nothing: N processes, each a StageRun that logs params,
+"""Several stages logging at once lose nothing: N processes, each a stage run that logs params,
 metrics one call at a time, a curve with steps and artifacts, at the same moment, against a
-fresh sqlite store and against an `mlflow server`; then every run, metric point and artifact
-is counted."""
+fresh sqlite store (each process logging itself, or all through one tracking agent that they race
+to start) and against an `mlflow server`; then every run, metric point and artifact is counted."""
 from __future__ import annotations
 
 import subprocess
@@ -23,11 +23,18 @@ WORKER = textwrap.dedent(f"""
     from pathlib import Path
     from stages.common import tracking
 
-    i, root, start = int(sys.argv[1]), Path(sys.argv[2]), float(sys.argv[3])
+    i, root, start, mode = int(sys.argv[1]), Path(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
     while time.time() < start:                    # all processes begin together
         time.sleep(0.005)
-    run = tracking.StageRun("conc", f"s{{i}}", f"conc-s{{i}}", "smoke",
-                            {{"i": i, "grid": list(range(5))}}, root=root)
+    params = {{"i": i, "grid": list(range(5))}}
+    if mode == "agent":
+        import os, socket
+        from stages.common.tracking_agent import RemoteRun
+        run = RemoteRun(root, study="conc", step=f"s{{i}}", stage_name=f"conc-s{{i}}", profile="smoke",
+                        params=params, deps=[], outs=[], dep_hashes={{}}, host=socket.gethostname(),
+                        pid=os.getpid(), parent=None, threads="1")
+    else:
+        run = tracking.StageRun("conc", f"s{{i}}", f"conc-s{{i}}", "smoke", params, root=root)
     for k in range({N_METRICS}):
         run.log_metrics({{f"m{{k}}": i + k / 100}})
     run.log_curve("loss", [1.0 / (s + 1) for s in range({CURVE})])
@@ -35,14 +42,15 @@ WORKER = textwrap.dedent(f"""
         f = root / f"art_{{i}}_{{a}}.txt"
         f.write_text(f"{{i}} {{a}}\\n" * 100)
         run.log_artifact(f, "outs")
-    run.finish()
+    run.finish_stage([], [], {{}})
+    run.close()
     print(run.run_id)
 """)
 
 
-def _fan_out(tmp_path, env) -> list[str]:
+def _fan_out(tmp_path, env, mode: str = "inprocess") -> list[str]:
     start = time.time() + 4.0
-    procs = [subprocess.Popen([sys.executable, "-c", WORKER, str(i), str(tmp_path), str(start)],
+    procs = [subprocess.Popen([sys.executable, "-c", WORKER, str(i), str(tmp_path), str(start), mode],
                               env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for i in range(N_PROC)]
     ids = []
@@ -71,18 +79,20 @@ def _count(client, ids: list[str]) -> None:
         assert open(p).read() == f"{i} 1\n" * 100
 
 
-def test_concurrent_stage_runs_sqlite_store(tmp_path, monkeypatch, sub_env):
-    """A cold sqlite store (created by the racing processes themselves) loses nothing."""
+@pytest.mark.parametrize("mode", ["inprocess", "agent"])
+def test_concurrent_stage_runs_sqlite_store(tmp_path, monkeypatch, sub_env, mode):
+    """A cold sqlite store (created by the racing processes themselves, or by the one agent they
+    race to start) loses nothing."""
     isolate_env(monkeypatch, tmp_path)
     env = sub_env(MLFLOW_TRACKING_URI=f"sqlite:///{tmp_path / 'mlflow.db'}",
-                  CLAIMBENCH_ARTIFACT_ROOT=(tmp_path / "artifacts").as_uri())
-    ids = _fan_out(tmp_path, env)
+                  CLAIMBENCH_ARTIFACT_ROOT=(tmp_path / "artifacts").as_uri(), CLAIMBENCH_AGENT_IDLE_S="5")
+    ids = _fan_out(tmp_path, env, mode)
     from stages.common import tracking
 
     _count(tracking.client(tmp_path), ids)
 
 
-@pytest.mark.slow
+@pytest.mark.machinery
 def test_concurrent_stage_runs_tracking_server(tmp_path, sub_env):
     """The same against `mlflow server` (HTTP, its own sqlite store, served artifacts)."""
     port = free_port()

@@ -1,17 +1,14 @@
-"""curriculum_rerm end to end on the smoke profile, in a fresh copy of the checkout: the chain run
-twice gives identical metrics, and the outputs the claims read are there."""
+"""curriculum_rerm end to end on the smoke profile, in the session's smoke build: its stages run
+once more give the same outputs, and the outputs the claims read are there."""
 from __future__ import annotations
 
 import pytest
 
-from tests.common.conftest import smoke_chain_twice
-
-CHAIN = ("stages.curriculum_rerm.train", "stages.curriculum_rerm.evaluate")
 
 
-@pytest.mark.slow
-def test_smoke_chain_twice_gives_identical_metrics(tmp_path, stage_env, python_exe):
-    out = smoke_chain_twice(tmp_path, stage_env, python_exe, CHAIN, "curriculum_rerm", ("train", "metrics"))
+@pytest.mark.study
+def test_smoke_chain_reruns_to_the_same_outputs(rerun_study):
+    out = rerun_study("curriculum_rerm")
     root, m = out["root"], out["metrics"]
     assert len(m["ridge"]["good_beats_direct_frac"]) == 3 and m["digits"]["seeds"] == 3
     assert 0 <= m["ridge"]["good_beats_direct_frac_min"] <= 1

@@ -7,7 +7,7 @@ import pytest
 from stages.common.params import PROFILES, load_study
 from stages.curriculum_rerm.params import CurriculumParams
 
-from tests.common.conftest import code_copy, params_error, run_module
+from tests.common.conftest import params_error, stops_before_compute, stops_without_input
 
 
 @pytest.mark.parametrize("profile", PROFILES)
@@ -61,15 +61,11 @@ def test_unknown_key_lists_allowed_keys(params_copy):
 
 
 def test_stage_exits_2_on_bad_param_before_compute(tmp_path, stage_env, python_exe):
-    code_copy(tmp_path, params={"curriculum_rerm.default.evaluate.ci_level": 1.5})
-    res = run_module(tmp_path, "stages.curriculum_rerm.train", stage_env, python_exe)
-    assert res.returncode == 2, res.stderr
-    assert "curriculum_rerm.default.evaluate.ci_level = 1.5" in res.stderr and "< 1" in res.stderr
-    assert not (tmp_path / "data").exists() and not (tmp_path / "reports").exists()
+    err = stops_before_compute(tmp_path, "stages.curriculum_rerm.train", {"curriculum_rerm.default.evaluate.ci_level": 1.5},
+                               stage_env, python_exe)
+    assert "curriculum_rerm.default.evaluate.ci_level = 1.5" in err and "< 1" in err
 
 
 def test_evaluate_without_results_exits_2_naming_the_stage(tmp_path, stage_env, python_exe):
-    code_copy(tmp_path)
-    res = run_module(tmp_path, "stages.curriculum_rerm.evaluate", stage_env, python_exe)
-    assert res.returncode == 2, res.stderr
-    assert "dvc repro curriculum_rerm-train" in res.stderr and "Traceback" not in res.stderr
+    stops_without_input(tmp_path, "stages.curriculum_rerm.evaluate", "dvc repro stages/curriculum_rerm/dvc.yaml:curriculum_rerm-train",
+                        stage_env, python_exe)

@@ -7,7 +7,7 @@ import pytest
 from stages.common.params import PROFILES, load_study
 from stages.efg_altpg.params import EfgAltPGParams
 
-from tests.common.conftest import code_copy, params_error, run_module
+from tests.common.conftest import params_error, stops_before_compute, stops_without_input
 
 
 @pytest.mark.parametrize("profile", PROFILES)
@@ -65,15 +65,11 @@ def test_unknown_key_lists_allowed(params_copy):
 
 
 def test_stage_exits_2_on_bad_param_before_compute(tmp_path, stage_env, python_exe):
-    code_copy(tmp_path, params={"efg_altpg.smoke.train.floor": 0.5})
-    res = run_module(tmp_path, "stages.efg_altpg.prepare", stage_env, python_exe)
-    assert res.returncode == 2, res.stderr
-    assert "efg_altpg.smoke.train.floor = 0.5" in res.stderr and "<= 0.1" in res.stderr
-    assert not (tmp_path / "data").exists() and not (tmp_path / "reports").exists()
+    err = stops_before_compute(tmp_path, "stages.efg_altpg.prepare", {"efg_altpg.smoke.train.floor": 0.5},
+                               stage_env, python_exe)
+    assert "efg_altpg.smoke.train.floor = 0.5" in err and "<= 0.1" in err
 
 
 def test_train_without_data_exits_2_naming_the_stage(tmp_path, stage_env, python_exe):
-    code_copy(tmp_path)
-    res = run_module(tmp_path, "stages.efg_altpg.train", stage_env, python_exe)
-    assert res.returncode == 2, res.stderr
-    assert "dvc repro efg_altpg-prepare" in res.stderr and "Traceback" not in res.stderr
+    stops_without_input(tmp_path, "stages.efg_altpg.train", "dvc repro stages/efg_altpg/dvc.yaml:efg_altpg-prepare",
+                        stage_env, python_exe)

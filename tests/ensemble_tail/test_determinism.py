@@ -1,19 +1,16 @@
-"""ensemble_tail end to end on the smoke profile, in a fresh copy of the checkout: the chain run
-twice gives identical metrics, and the outputs the claims read are there."""
+"""ensemble_tail end to end on the smoke profile, in the session's smoke build: its stages run
+once more give the same outputs, and the outputs the claims read are there."""
 from __future__ import annotations
 
 import math
 
 import pytest
 
-from tests.common.conftest import smoke_chain_twice
-
-CHAIN = ("stages.ensemble_tail.train", "stages.ensemble_tail.evaluate")
 
 
-@pytest.mark.slow
-def test_smoke_chain_twice_gives_identical_metrics(tmp_path, stage_env, python_exe):
-    out = smoke_chain_twice(tmp_path, stage_env, python_exe, CHAIN, "ensemble_tail", ("metrics",))
+@pytest.mark.study
+def test_smoke_chain_reruns_to_the_same_outputs(rerun_study):
+    out = rerun_study("ensemble_tail")
     root, m = out["root"], out["metrics"]
     lp = m["lp"]
     assert lp["n_grid"] == [25, 50, 100, 200] and lp["replications"] == 300

@@ -7,7 +7,7 @@ import pytest
 from stages.common.params import PROFILES, load_study
 from stages.ensemble_tail.params import EnsembleTailParams
 
-from tests.common.conftest import code_copy, params_error, run_module
+from tests.common.conftest import params_error, stops_before_compute, stops_without_input
 
 
 @pytest.mark.parametrize("profile", PROFILES)
@@ -64,15 +64,11 @@ def test_unknown_key_lists_allowed_keys(params_copy):
 
 
 def test_stage_exits_2_on_bad_param_before_compute(tmp_path, stage_env, python_exe):
-    code_copy(tmp_path, params={"ensemble_tail.default.train.ensembles.auto_epsilon_prob": 1.5})
-    res = run_module(tmp_path, "stages.ensemble_tail.train", stage_env, python_exe)
-    assert res.returncode == 2, res.stderr
-    assert "ensemble_tail.default.train.ensembles.auto_epsilon_prob = 1.5" in res.stderr and "<= 1" in res.stderr
-    assert not (tmp_path / "data").exists() and not (tmp_path / "reports").exists()
+    err = stops_before_compute(tmp_path, "stages.ensemble_tail.train", {"ensemble_tail.default.train.ensembles.auto_epsilon_prob": 1.5},
+                               stage_env, python_exe)
+    assert "ensemble_tail.default.train.ensembles.auto_epsilon_prob = 1.5" in err and "<= 1" in err
 
 
 def test_evaluate_without_data_exits_2_naming_the_stage(tmp_path, stage_env, python_exe):
-    code_copy(tmp_path)
-    res = run_module(tmp_path, "stages.ensemble_tail.evaluate", stage_env, python_exe)
-    assert res.returncode == 2, res.stderr
-    assert "dvc repro ensemble_tail-train" in res.stderr and "Traceback" not in res.stderr
+    stops_without_input(tmp_path, "stages.ensemble_tail.evaluate", "dvc repro stages/ensemble_tail/dvc.yaml:ensemble_tail-train",
+                        stage_env, python_exe)

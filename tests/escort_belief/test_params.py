@@ -6,7 +6,7 @@ import pytest
 
 from stages.common.params import PROFILES, load_study
 from stages.escort_belief.params import EscortBeliefParams
-from tests.common.conftest import code_copy, params_error, run_module
+from tests.common.conftest import params_error, stops_before_compute, stops_without_input
 
 
 @pytest.mark.parametrize("profile", PROFILES)
@@ -42,18 +42,14 @@ def test_unknown_key_lists_allowed(params_copy):
 
 
 def test_stage_exits_2_on_bad_param_before_compute(tmp_path, stage_env, python_exe):
-    root = code_copy(tmp_path, params={"escort_belief.smoke.train.particles": 2})
-    res = run_module(root, "stages.escort_belief.prepare", stage_env, python_exe)
-    assert res.returncode == 2, res.stderr
-    assert "escort_belief.smoke.train.particles = 2" in res.stderr
-    assert not (root / "data").exists()
+    err = stops_before_compute(tmp_path, "stages.escort_belief.prepare", {"escort_belief.smoke.train.particles": 2},
+                               stage_env, python_exe)
+    assert "escort_belief.smoke.train.particles = 2" in err
 
 
 def test_train_without_data_exits_2_naming_the_stage(tmp_path, stage_env, python_exe):
-    root = code_copy(tmp_path)
-    res = run_module(root, "stages.escort_belief.train", stage_env, python_exe)
-    assert res.returncode == 2, res.stderr
-    assert "dvc repro escort_belief-prepare" in res.stderr and "Traceback" not in res.stderr
+    stops_without_input(tmp_path, "stages.escort_belief.train", "dvc repro stages/escort_belief/dvc.yaml:escort_belief-prepare",
+                        stage_env, python_exe)
 
 
 def test_official_iters_out_of_range(params_copy):

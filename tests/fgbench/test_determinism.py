@@ -1,12 +1,12 @@
-"""fgbench end to end on the smoke profile, in a fresh copy of the checkout: the chain run twice
-gives identical metrics; `source: hub` on the committed fixture runs the same stages."""
+"""fgbench end to end on the smoke profile: in the session's smoke build its stages run once more give
+the same outputs; `source: hub` on the committed fixture runs the same stages (a fresh copy)."""
 from __future__ import annotations
 
 import re
 
 import pytest
 
-from tests.common.conftest import run_chain, smoke_chain_twice
+from tests.common.conftest import run_chain
 
 from .conftest import FIXTURE, REPO
 
@@ -17,22 +17,22 @@ def _chain(root, env, python_exe) -> dict:
     return run_chain(root, env, python_exe, CHAIN, "fgbench", ("prepare", "train", "metrics"))
 
 
-@pytest.mark.slow
-def test_smoke_chain_twice_gives_identical_metrics(tmp_path, stage_env, python_exe):
-    first = smoke_chain_twice(tmp_path, stage_env, python_exe, CHAIN, "fgbench", ("prepare", "train", "metrics"))
+@pytest.mark.study
+def test_smoke_chain_reruns_to_the_same_outputs(rerun_study):
+    first = rerun_study("fgbench")
     root, m = first["root"], first["metrics"]
     assert m["counts"]["types_present"] == 9 and m["fg"]["mismatches"] == 0 and m["split"]["leaks"] == 0
     assert (root / "data/fgbench/card.md").read_text().startswith("# fgbench data card")
     assert (root / "reports/fgbench/by_type.png").stat().st_size > 10_000
 
 
-@pytest.mark.slow
+@pytest.mark.study
 def test_hub_source_on_the_fixture(tmp_path, stage_env, python_exe):
     """The published-data path: `source: hub` with hub_name = the committed fixture (offline)."""
     from stages.common.checkout import copy_checkout
 
     root = copy_checkout(REPO, tmp_path / "repo", profile="smoke")
-    params = root / "params.yaml"
+    params = root / "stages/fgbench/params.yaml"
     text = params.read_text()
     smoke = text.index("fgbench:\n")
     head, tail = text[:smoke], text[smoke:]

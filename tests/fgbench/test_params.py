@@ -7,7 +7,7 @@ import pytest
 from stages.common.params import PROFILES, load_study
 from stages.fgbench.params import FGBenchParams
 
-from tests.common.conftest import code_copy, params_error, run_module
+from tests.common.conftest import params_error, stops_before_compute, stops_without_input
 
 
 @pytest.mark.parametrize("profile", PROFILES)
@@ -50,15 +50,11 @@ def test_unknown_key_lists_allowed_keys(params_copy):
 
 
 def test_stage_exits_2_on_bad_param_before_compute(tmp_path, stage_env, python_exe):
-    code_copy(tmp_path, params={"fgbench.smoke.prepare.test_fraction": 1.2})
-    res = run_module(tmp_path, "stages.fgbench.prepare", stage_env, python_exe)
-    assert res.returncode == 2, res.stderr
-    assert "fgbench.smoke.prepare.test_fraction = 1.2" in res.stderr and "< 1" in res.stderr
-    assert not (tmp_path / "data").exists() and not (tmp_path / "reports").exists()
+    err = stops_before_compute(tmp_path, "stages.fgbench.prepare", {"fgbench.smoke.prepare.test_fraction": 1.2},
+                               stage_env, python_exe)
+    assert "fgbench.smoke.prepare.test_fraction = 1.2" in err and "< 1" in err
 
 
 def test_train_without_data_exits_2_naming_the_stage(tmp_path, stage_env, python_exe):
-    code_copy(tmp_path)
-    res = run_module(tmp_path, "stages.fgbench.train", stage_env, python_exe)
-    assert res.returncode == 2, res.stderr
-    assert "dvc repro fgbench-prepare" in res.stderr and "Traceback" not in res.stderr
+    stops_without_input(tmp_path, "stages.fgbench.train", "dvc repro stages/fgbench/dvc.yaml:fgbench-prepare",
+                        stage_env, python_exe)

@@ -1,17 +1,14 @@
-"""linear_cmdp end to end on the smoke profile, in a fresh copy of the checkout: the chain run
-twice gives identical metrics, and the outputs the claims read are there."""
+"""linear_cmdp end to end on the smoke profile, in the session's smoke build: its stages run
+once more give the same outputs, and the outputs the claims read are there."""
 from __future__ import annotations
 
 import pytest
 
-from tests.common.conftest import smoke_chain_twice
-
-CHAIN = ("stages.linear_cmdp.prepare", "stages.linear_cmdp.train", "stages.linear_cmdp.evaluate")
 
 
-@pytest.mark.slow
-def test_smoke_chain_twice_gives_identical_metrics(tmp_path, stage_env, python_exe):
-    out = smoke_chain_twice(tmp_path, stage_env, python_exe, CHAIN, "linear_cmdp", ("prepare", "metrics"))
+@pytest.mark.study
+def test_smoke_chain_reruns_to_the_same_outputs(rerun_study):
+    out = rerun_study("linear_cmdp")
     root, m = out["root"], out["metrics"]
     assert m["main"]["violating_episodes"] == 0 and m["primal_dual"]["violating_episodes"] > 0
     assert m["optimum"]["lp_vs_backward_max_abs_diff"] < 1e-8

@@ -7,7 +7,7 @@ import pytest
 from stages.common.params import PROFILES, load_study
 from stages.linear_cmdp.params import LinearCmdpParams
 
-from tests.common.conftest import code_copy, params_error, run_module
+from tests.common.conftest import params_error, stops_before_compute, stops_without_input
 
 
 @pytest.mark.parametrize("profile", PROFILES)
@@ -68,15 +68,11 @@ def test_string_episodes_not_coerced(params_copy):
 
 
 def test_stage_exits_2_on_bad_param_before_compute(tmp_path, stage_env, python_exe):
-    code_copy(tmp_path, params={"linear_cmdp.default.evaluate.violation_tol": 0.5})
-    res = run_module(tmp_path, "stages.linear_cmdp.prepare", stage_env, python_exe)
-    assert res.returncode == 2, res.stderr
-    assert "linear_cmdp.default.evaluate.violation_tol = 0.5" in res.stderr and "<= 0.001" in res.stderr
-    assert not (tmp_path / "data").exists() and not (tmp_path / "reports").exists()
+    err = stops_before_compute(tmp_path, "stages.linear_cmdp.prepare", {"linear_cmdp.default.evaluate.violation_tol": 0.5},
+                               stage_env, python_exe)
+    assert "linear_cmdp.default.evaluate.violation_tol = 0.5" in err and "<= 0.001" in err
 
 
 def test_train_without_data_exits_2_naming_the_stage(tmp_path, stage_env, python_exe):
-    code_copy(tmp_path)
-    res = run_module(tmp_path, "stages.linear_cmdp.train", stage_env, python_exe)
-    assert res.returncode == 2, res.stderr
-    assert "dvc repro linear_cmdp-prepare" in res.stderr and "Traceback" not in res.stderr
+    stops_without_input(tmp_path, "stages.linear_cmdp.train", "dvc repro stages/linear_cmdp/dvc.yaml:linear_cmdp-prepare",
+                        stage_env, python_exe)

@@ -1,18 +1,14 @@
-"""mairl_entropy end to end on the smoke profile, in a fresh copy of the checkout: the chain run
-twice gives identical metrics, and the claims' figures are there."""
+"""mairl_entropy end to end on the smoke profile, in the session's smoke build: its stages run
+once more give the same outputs, and the claims' figures are there."""
 from __future__ import annotations
 
 import pytest
 
-from tests.common.conftest import smoke_chain_twice
-
-CHAIN = ("stages.mairl_entropy.prepare", "stages.mairl_entropy.train", "stages.mairl_entropy.evaluate")
 
 
-@pytest.mark.slow
-def test_smoke_chain_twice_gives_identical_metrics(tmp_path, stage_env, python_exe):
-    out = smoke_chain_twice(tmp_path, stage_env, python_exe, CHAIN, "mairl_entropy",
-                            ("prepare", "metrics"))
+@pytest.mark.study
+def test_smoke_chain_reruns_to_the_same_outputs(rerun_study):
+    out = rerun_study("mairl_entropy")
     m = out["metrics"]
     assert m["uniqueness"]["max_pairwise_distance"] < 1e-8
     assert m["ambiguity"]["max_nash_gap"] < 1e-9

@@ -7,7 +7,7 @@ import pytest
 from stages.common.params import PROFILES, load_study
 from stages.mairl_entropy.params import MairlParams
 
-from tests.common.conftest import code_copy, params_error, run_module
+from tests.common.conftest import params_error, stops_before_compute
 
 
 @pytest.mark.parametrize("profile", PROFILES)
@@ -50,8 +50,6 @@ def test_unknown_key_lists_allowed_keys(params_copy):
 
 
 def test_stage_exits_2_on_bad_param_before_compute(tmp_path, stage_env, python_exe):
-    code_copy(tmp_path, params={"mairl_entropy.smoke.prepare.n_actions": [2, 1]})
-    res = run_module(tmp_path, "stages.mairl_entropy.prepare", stage_env, python_exe)
-    assert res.returncode == 2, res.stderr
-    assert "mairl_entropy.smoke.prepare.n_actions[1] = 1" in res.stderr and ">= 2" in res.stderr
-    assert not (tmp_path / "data").exists() and not (tmp_path / "reports").exists()
+    err = stops_before_compute(tmp_path, "stages.mairl_entropy.prepare", {"mairl_entropy.smoke.prepare.n_actions": [2, 1]},
+                               stage_env, python_exe)
+    assert "mairl_entropy.smoke.prepare.n_actions[1] = 1" in err and ">= 2" in err

@@ -7,7 +7,7 @@ import pytest
 from stages.common.params import PROFILES, load_study
 from stages.mnl_assortment.params import MnlAssortmentParams
 
-from tests.common.conftest import code_copy, params_error, run_module
+from tests.common.conftest import params_error, stops_before_compute, stops_without_input
 
 STUDY = "mnl_assortment"
 
@@ -68,15 +68,11 @@ def test_unknown_key_lists_allowed_keys(params_copy):
 
 
 def test_stage_exits_2_on_bad_param_before_compute(tmp_path, stage_env, python_exe):
-    root = code_copy(tmp_path, params={"mnl_assortment.default.prepare.behaviour_explore": 1.5})
-    res = run_module(root, "stages.mnl_assortment.prepare", stage_env, python_exe)
-    assert res.returncode == 2, res.stderr
-    assert "mnl_assortment.default.prepare.behaviour_explore = 1.5" in res.stderr and "< 1" in res.stderr
-    assert not (root / "data/mnl_assortment/env.npz").exists()
-    assert not (root / "reports/mnl_assortment/prepare.json").exists()
+    err = stops_before_compute(tmp_path, "stages.mnl_assortment.prepare", {"mnl_assortment.default.prepare.behaviour_explore": 1.5},
+                               stage_env, python_exe)
+    assert "mnl_assortment.default.prepare.behaviour_explore = 1.5" in err and "< 1" in err
 
 
 def test_train_without_data_exits_2_naming_the_stage(tmp_path, stage_env, python_exe):
-    res = run_module(code_copy(tmp_path), "stages.mnl_assortment.train", stage_env, python_exe)
-    assert res.returncode == 2, res.stderr
-    assert "dvc repro mnl_assortment-prepare" in res.stderr and "Traceback" not in res.stderr
+    stops_without_input(tmp_path, "stages.mnl_assortment.train", "dvc repro stages/mnl_assortment/dvc.yaml:mnl_assortment-prepare",
+                        stage_env, python_exe)

@@ -7,7 +7,7 @@ import pytest
 from stages.common.params import PROFILES, load_study
 from stages.nav_knowledge.params import NavKnowledgeParams
 
-from tests.common.conftest import code_copy, params_error, run_module
+from tests.common.conftest import params_error, stops_before_compute, stops_without_input
 
 STUDY = "nav_knowledge"
 
@@ -60,14 +60,11 @@ def test_unknown_key_lists_allowed_keys(params_copy):
 
 
 def test_stage_exits_2_on_bad_param_before_compute(tmp_path, stage_env, python_exe):
-    root = code_copy(tmp_path, params={"nav_knowledge.default.prepare.beta": -1.0})
-    res = run_module(root, "stages.nav_knowledge.prepare", stage_env, python_exe)
-    assert res.returncode == 2, res.stderr
-    assert "nav_knowledge.default.prepare.beta = -1.0" in res.stderr and "> 0" in res.stderr
-    assert "nav_knowledge-prepare] profile" not in res.stdout          # stopped before the stage body
+    err = stops_before_compute(tmp_path, "stages.nav_knowledge.prepare", {"nav_knowledge.default.prepare.beta": -1.0},
+                               stage_env, python_exe)
+    assert "nav_knowledge.default.prepare.beta = -1.0" in err and "> 0" in err
 
 
 def test_train_without_data_exits_2_naming_the_stage(tmp_path, stage_env, python_exe):
-    res = run_module(code_copy(tmp_path), "stages.nav_knowledge.train", stage_env, python_exe)
-    assert res.returncode == 2, res.stderr
-    assert "dvc repro nav_knowledge-prepare" in res.stderr and "Traceback" not in res.stderr
+    stops_without_input(tmp_path, "stages.nav_knowledge.train", "dvc repro stages/nav_knowledge/dvc.yaml:nav_knowledge-prepare",
+                        stage_env, python_exe)

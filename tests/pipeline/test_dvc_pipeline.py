@@ -1,4 +1,6 @@
-"""The whole DAG on the smoke profile in a temp copy of the repo, driven by `dvc repro`."""
+"""The whole DAG on the smoke profile, driven by `dvc repro`: the session's one build and copies of
+it. What re-runs after an edit: a param, an output-shaping common module (exactly its users), an
+infrastructure module (nothing)."""
 from __future__ import annotations
 
 import json
@@ -6,13 +8,13 @@ import time
 
 import pytest
 
-from .conftest import set_yaml_line, sh
+from .conftest import set_yaml_line, sh, stage_names, stale
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.pipeline
 
 
 def ran_stages(output: str) -> list[str]:
-    return [line.split("'")[1] for line in output.splitlines() if line.startswith("Running stage")]
+    return stage_names(output)
 
 
 def test_dvc_repro_smoke(smoke_built, built_copy):
@@ -48,7 +50,7 @@ def test_dvc_repro_smoke(smoke_built, built_copy):
     assert "are up to date" in sh(["dvc", "status"], repo_copy).stdout
 
     # changing one evaluate param re-runs only what depends on it
-    set_yaml_line(repo_copy / "params.yaml", "fit_min_log2_d: 7", "fit_min_log2_d: 8")
+    set_yaml_line(repo_copy / "stages/zipf_bigram/params.yaml", "fit_min_log2_d: 7", "fit_min_log2_d: 8")
     out = sh(["dvc", "repro"], repo_copy).stdout
     assert ran_stages(out) == ["zipf_bigram-evaluate", "ledger"]
 
@@ -59,7 +61,7 @@ def test_dvc_repro_smoke(smoke_built, built_copy):
     exp = c.get_experiment_by_name("zipf_bigram")
     runs = c.search_runs([exp.experiment_id])
     assert sorted(r.info.run_name for r in runs) == ["evaluate", "evaluate", "prepare", "train"]
-    lock = (repo_copy / "dvc.lock").read_text()
+    lock = "".join(p.read_text() for p in sorted(repo_copy.glob("**/dvc.lock")))   # the root's and each study's
     for r in runs:
         for tag in ("git.commit", "git.dirty", "dvc.stage", "profile", "params.hash"):
             assert tag in r.data.tags
@@ -85,7 +87,7 @@ def test_bad_param_stops_before_compute(built_copy):
     assert ran_stages(sh(["dvc", "repro"], repo_copy).stdout) == []
     lock_before = (repo_copy / "dvc.lock").read_text()
     metrics_before = (repo_copy / "reports/zipf_bigram/metrics.json").read_text()
-    set_yaml_line(repo_copy / "params.yaml", "alphas: [0.5, 1.0, 2.0]", "alphas: [-0.5, 1.0, 2.0]")
+    set_yaml_line(repo_copy / "stages/zipf_bigram/params.yaml", "alphas: [0.5, 1.0, 2.0]", "alphas: [-0.5, 1.0, 2.0]")
     proc = sh(["dvc", "repro"], repo_copy, check=False)
     assert proc.returncode != 0
     err = proc.stdout + proc.stderr
@@ -93,3 +95,26 @@ def test_bad_param_stops_before_compute(built_copy):
     assert "iterations-to-epsilon" not in err and "sampling corpora" not in err
     assert (repo_copy / "dvc.lock").read_text() == lock_before
     assert (repo_copy / "reports/zipf_bigram/metrics.json").read_text() == metrics_before
+
+
+def test_infrastructure_edits_rerun_nothing_and_a_common_module_reruns_its_users(built_copy):
+    """Editing the tracking helper (or any infrastructure module) leaves `dvc status` clean;
+    editing fits.py marks stale exactly the stages whose modules import it."""
+    from stages.common.depgraph import INFRASTRUCTURE, code_deps, stage_module
+    from stages.common.dvcfile import load_stages
+
+    root = built_copy
+    assert stale(root) == set()
+    for rel in INFRASTRUCTURE:
+        if (root / rel).exists():
+            with open(root / rel, "a") as fh:
+                fh.write("\n# an edit that cannot change any output\n")
+    assert stale(root) == set(), "an infrastructure edit made stages stale"
+
+    stages = load_stages(root)
+    users = {n for n, s in stages.items() if stage_module(s.cmd)
+             and "stages/common/fits.py" in code_deps(root, stage_module(s.cmd))}
+    assert len(users) >= 3, users          # the studies that read a rate off a sweep
+    with open(root / "stages/common/fits.py", "a") as fh:
+        fh.write("\n# an edit to an output-shaping module\n")
+    assert stale(root) == users

@@ -15,15 +15,15 @@ from pathlib import Path
 import psutil
 import pytest
 
-from .conftest import sh
+from .conftest import sh, stage_names, stale
 
 
 def touched_stages(dvc_output: str) -> list[str]:
     """Stages `dvc repro` ran, or restored from its run cache (same cmd, deps and params ran before)."""
-    return [line.split("'")[1] for line in dvc_output.splitlines()
-            if line.startswith("Running stage") or "is cached - skipping run" in line]
+    return stage_names(dvc_output, cached=True)
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.machinery
+TRAIN = "stages/zipf_bigram/dvc.yaml:zipf_bigram-train"     # how DVC addresses a stage of a study's dvc.yaml
 
 TOY = textwrap.dedent("""\
     # a toy stage for the failure tests: counts its attempts, then behaves as told
@@ -79,7 +79,8 @@ def mlflow_client(root: Path):
     return tracking.client(root)
 
 
-def test_flow_retries_transient_failures_and_names_the_failing_stage(repo_copy):
+def test_flow_retries_transient_failures_and_names_the_failing_stage(mini_copy):
+    repo_copy = mini_copy
     (repo_copy / "toy.py").write_text(TOY)
     with open(repo_copy / "dvc.yaml", "a") as fh:
         fh.write(TOY_STAGES)
@@ -99,9 +100,8 @@ def test_flow_retries_transient_failures_and_names_the_failing_stage(repo_copy):
     assert attempts(repo_copy, "toy-badinput") == 1
     assert attempts(repo_copy, "toy-after") == 0
     # what succeeded is recorded by DVC; what failed is still stale
-    status = sh(["dvc", "status", "--json", *toys], repo_copy).stdout
-    stale = set(json.loads(status))
-    assert "toy-flaky" not in stale and {"toy-broken", "toy-badinput"} <= stale
+    changed = stale(repo_copy, *toys)
+    assert "toy-flaky" not in changed and {"toy-broken", "toy-badinput"} <= changed
     # the flow's MLflow run is FAILED and says why
     c = mlflow_client(repo_copy)
     (flow_run,) = c.search_runs([c.get_experiment_by_name("pipeline").experiment_id])
@@ -193,6 +193,7 @@ def _kill_mid_stage(root: Path, dvc: subprocess.Popen, stage: str, module: str, 
     return run
 
 
+@pytest.mark.pipeline
 def test_sigkill_mid_stage_leaves_no_partial_outputs_and_only_it_reruns(built_copy):
     repo_copy = built_copy
     assert touched_stages(sh(["dvc", "repro"], repo_copy).stdout) == []
@@ -201,7 +202,7 @@ def test_sigkill_mid_stage_leaves_no_partial_outputs_and_only_it_reruns(built_co
     ledger_before = (repo_copy / "reports/claims.json").read_text()
 
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
-    dvc = subprocess.Popen(["dvc", "repro", "--force", "--single-item", "zipf_bigram-train"],
+    dvc = subprocess.Popen(["dvc", "repro", "--force", "--single-item", TRAIN],
                            cwd=repo_copy, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     killed_run = _kill_mid_stage(repo_copy, dvc, "zipf_bigram-train", "stages.zipf_bigram.train", results)
     out = dvc.communicate(timeout=120)[0].decode()
@@ -223,7 +224,7 @@ def test_sigkill_mid_stage_leaves_no_partial_outputs_and_only_it_reruns(built_co
 
     # killed again, then the Prefect flow (which runs stale stages' commands, no run cache):
     # only it runs, and it cleans up after the killed run
-    dvc = subprocess.Popen(["dvc", "repro", "--force", "--single-item", "zipf_bigram-train"],
+    dvc = subprocess.Popen(["dvc", "repro", "--force", "--single-item", TRAIN],
                            cwd=repo_copy, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     _kill_mid_stage(repo_copy, dvc, "zipf_bigram-train", "stages.zipf_bigram.train", results)
     dvc.communicate(timeout=120)
@@ -244,7 +245,8 @@ def test_sigkill_mid_stage_leaves_no_partial_outputs_and_only_it_reruns(built_co
     assert not c.search_runs([exp], filter_string="attributes.status = 'RUNNING'")
 
 
-def test_sigterm_marks_the_run_failed_with_the_signal(repo_copy):
+def test_sigterm_marks_the_run_failed_with_the_signal(mini_copy):
+    repo_copy = mini_copy
     proc = subprocess.Popen([sys.executable, "-m", "stages.zipf_bigram.prepare"], cwd=repo_copy,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     run = _freeze_once_running(repo_copy, psutil.Process(proc.pid), "zipf_bigram-prepare")
@@ -258,6 +260,7 @@ def test_sigterm_marks_the_run_failed_with_the_signal(repo_copy):
     assert r.data.tags["claimbench.error"] == "terminated by signal SIGTERM"
 
 
+@pytest.mark.pipeline
 def test_hand_edited_or_truncated_input_is_caught(built_copy):
     repo_copy = built_copy
     assert touched_stages(sh(["dvc", "repro"], repo_copy).stdout) == []
@@ -300,7 +303,8 @@ def test_hand_edited_or_truncated_input_is_caught(built_copy):
     assert "data/zipf_bigram/results.json (made by stage zipf_bigram-train) is missing" in proc.stderr
 
 
-def test_failed_stage_marks_its_run_failed_with_the_error(repo_copy, monkeypatch):
+def test_failed_stage_marks_its_run_failed_with_the_error(mini_copy, monkeypatch):
+    repo_copy = mini_copy
     from stages.common.stage import stage
     from stages.zipf_bigram.params import ZipfParams
 
@@ -319,19 +323,33 @@ def test_failed_stage_marks_its_run_failed_with_the_error(repo_copy, monkeypatch
     assert "Traceback" in text and "test_failure_safety.py" in text
 
 
-def test_sigterm_while_the_outs_are_logged_fails_the_run(repo_copy, monkeypatch):
+@pytest.mark.parametrize("mode", ["agent", "inprocess"])
+def test_sigterm_while_the_outs_are_logged_fails_the_run(mini_copy, monkeypatch, mode):
     """The stage's work is done and its outs are being logged when SIGTERM comes: the run is
-    closed FAILED with the signal (not left RUNNING by Python's default SIGTERM action)."""
-    from stages.common import tracking
+    closed FAILED with the signal (not left RUNNING by Python's default SIGTERM action). With
+    the agent, the SIGTERM lands while the stage waits for the agent to log its outs."""
+    from stages.common import tracking, tracking_agent
     from stages.common.stage import stage
     from stages.zipf_bigram.params import ZipfParams
 
-    def signalled(self, rel):
-        os.kill(os.getpid(), signal.SIGTERM)
-        time.sleep(1)
+    repo_copy = mini_copy
+    monkeypatch.setenv("CLAIMBENCH_TRACKING", mode)
+    if mode == "inprocess":
+        def signalled(self, rel):
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(1)
 
+        monkeypatch.setattr(tracking.StageRun, "log_out", signalled)
+    else:
+        exchange = tracking_agent.Connection._exchange
+
+        def signalled(self, payload):       # SIGTERM while the agent logs the outs
+            if b'"op": "finish"' in payload:
+                os.kill(os.getpid(), signal.SIGTERM)
+            return exchange(self, payload)
+
+        monkeypatch.setattr(tracking_agent.Connection, "_exchange", signalled)
     monkeypatch.chdir(repo_copy)
-    monkeypatch.setattr(tracking.StageRun, "log_out", signalled)
     previous = signal.getsignal(signal.SIGTERM)
     try:
         with pytest.raises(SystemExit, match="terminated by signal SIGTERM"):
@@ -344,7 +362,8 @@ def test_sigterm_while_the_outs_are_logged_fails_the_run(repo_copy, monkeypatch)
     assert r.data.tags["claimbench.error"] == "terminated by signal SIGTERM"
 
 
-def test_stopping_the_flow_stops_its_stages(repo_copy):
+def test_stopping_the_flow_stops_its_stages(mini_copy):
+    repo_copy = mini_copy
     """SIGTERM to a flow (what a cancellation or a stopped worker sends) ends its stage
     processes too: none keeps running, none is retried, their MLflow runs end FAILED."""
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}

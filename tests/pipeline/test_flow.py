@@ -1,4 +1,5 @@
-"""The Prefect flow on the smoke profile (ephemeral Prefect server) in a temp copy of the repo."""
+"""The Prefect flow on the smoke profile (ephemeral Prefect server), on the small target: a copy of
+the repo whose dvc.yaml holds zipf_bigram and the ledger."""
 from __future__ import annotations
 
 import json
@@ -7,10 +8,11 @@ import pytest
 
 from .conftest import sh
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.machinery
 
 
-def test_flow_runs_stale_stages_and_leaves_dvc_clean(repo_copy):
+def test_flow_runs_stale_stages_and_leaves_dvc_clean(mini_copy):
+    repo_copy = mini_copy
     proc = sh([__import__("sys").executable, "-m", "flows.pipeline", "--profile", "smoke"], repo_copy,
               timeout=900)
     result = json.loads(proc.stdout[proc.stdout.index("{"):])
@@ -23,7 +25,7 @@ def test_flow_runs_stale_stages_and_leaves_dvc_clean(repo_copy):
     assert "are up to date" in sh(["dvc", "status"], repo_copy).stdout
     assert "Running stage" not in sh(["dvc", "repro"], repo_copy).stdout
     rows = json.loads((repo_copy / "reports/claims.json").read_text())
-    assert rows and all(r["measured"] is not None for r in rows)
+    assert rows and all(r["measured"] is not None for r in rows if r["study"] == "zipf_bigram")
 
     # stage runs nest under the flow's run: in each study's experiment (the MLflow UI nests
     # only within one) under a run that stands for the flow and is itself its child

@@ -14,7 +14,7 @@ from flows.stack import Stack, free_port, port_free
 
 from .conftest import sh
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.machinery
 
 FAST_POLLING = {                                   # so the test does not wait for minutes
     "PREFECT_SERVER_SERVICES_SCHEDULER_LOOP_SECONDS": "2",
@@ -42,7 +42,8 @@ def _prefect(api_url: str):
     return _Ctx()
 
 
-def test_stack_deployment_schedule_trigger_and_down(repo_copy, tmp_path):
+def test_stack_deployment_schedule_trigger_and_down(mini_copy, tmp_path):
+    repo_copy = mini_copy
     stack = Stack(repo_copy, tmp_path / "services")
     ports = (free_port(), free_port())
     state = stack.up(prefect_port=ports[0], mlflow_port=ports[1], extra_env=FAST_POLLING)
@@ -104,7 +105,8 @@ def test_stack_deployment_schedule_trigger_and_down(repo_copy, tmp_path):
         # DVC saw it all, and the ledger is there
         assert "up to date" in sh(["dvc", "status"], repo_copy).stdout
         rows = json.loads((repo_copy / "reports/claims.json").read_text())
-        assert rows and all(r["measured"] is not None and r["profile"] == "smoke" for r in rows)
+        assert rows and all(r["profile"] == "smoke" for r in rows)
+        assert all(r["measured"] is not None for r in rows if r["study"] == "zipf_bigram")
 
         # the run logged to the MLflow server: stage runs nest under the flow's run
         from mlflow.tracking import MlflowClient

@@ -1,17 +1,14 @@
-"""repo_safety end to end on the smoke profile, in a fresh copy of the checkout: the chain run twice
-gives identical reports, and the outputs the claims read are there."""
+"""repo_safety end to end on the smoke profile, in the session's smoke build: its stages run once
+more give the same outputs, and the outputs the claims read are there."""
 from __future__ import annotations
 
 import pytest
 
-from tests.common.conftest import smoke_chain_twice
-
-CHAIN = ("stages.repo_safety.prepare", "stages.repo_safety.train", "stages.repo_safety.evaluate")
 
 
-@pytest.mark.slow
-def test_smoke_chain_twice_gives_identical_metrics(tmp_path, stage_env, python_exe):
-    out = smoke_chain_twice(tmp_path, stage_env, python_exe, CHAIN, "repo_safety", ("prepare", "train", "metrics"))
+@pytest.mark.study
+def test_smoke_chain_reruns_to_the_same_outputs(rerun_study):
+    out = rerun_study("repo_safety")
     root, m = out["root"], out["metrics"]
     assert m["data"]["lambda_star"] > 0 and m["optimum"]["lp_pairs_gap"] < 1e-9
     assert m["sweep"]["fractions"] == [0.12, 0.3]

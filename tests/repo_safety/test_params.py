@@ -7,7 +7,7 @@ import pytest
 from stages.common.params import PROFILES, load_study
 from stages.repo_safety.params import RepoSafetyParams
 
-from tests.common.conftest import code_copy, params_error, run_module
+from tests.common.conftest import params_error, stops_before_compute, stops_without_input
 
 
 @pytest.mark.parametrize("profile", PROFILES)
@@ -67,15 +67,11 @@ def test_unknown_key_lists_allowed_keys(params_copy):
 
 
 def test_stage_exits_2_on_bad_param_before_compute(tmp_path, stage_env, python_exe):
-    code_copy(tmp_path, params={"repo_safety.smoke.train.margin": -0.05})
-    res = run_module(tmp_path, "stages.repo_safety.prepare", stage_env, python_exe)
-    assert res.returncode == 2, res.stderr
-    assert "repo_safety.smoke.train.margin = -0.05" in res.stderr and ">= 0" in res.stderr
-    assert not (tmp_path / "data").exists() and not (tmp_path / "reports").exists()
+    err = stops_before_compute(tmp_path, "stages.repo_safety.prepare", {"repo_safety.smoke.train.margin": -0.05},
+                               stage_env, python_exe)
+    assert "repo_safety.smoke.train.margin = -0.05" in err and ">= 0" in err
 
 
 def test_train_without_data_exits_2_naming_the_stage(tmp_path, stage_env, python_exe):
-    code_copy(tmp_path)
-    res = run_module(tmp_path, "stages.repo_safety.train", stage_env, python_exe)
-    assert res.returncode == 2, res.stderr
-    assert "dvc repro repo_safety-prepare" in res.stderr and "Traceback" not in res.stderr
+    stops_without_input(tmp_path, "stages.repo_safety.train", "dvc repro stages/repo_safety/dvc.yaml:repo_safety-prepare",
+                        stage_env, python_exe)

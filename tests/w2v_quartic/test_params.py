@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 import pytest
-import yaml
 
 from stages.common.params import PROFILES, load_study
 from stages.w2v_quartic.params import W2VParams
@@ -20,7 +19,9 @@ REPO = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="module")
 def real() -> dict:
-    return yaml.safe_load((REPO / "params.yaml").read_text())
+    from stages.common.params import read_params
+
+    return read_params(REPO)
 
 
 @pytest.mark.parametrize("profile", PROFILES)
@@ -67,10 +68,10 @@ def test_cross_field_rules(real):
 @pytest.mark.parametrize("step", ["train", "evaluate"])
 def test_stage_exits_2_on_bad_params(real, tmp_path, step):
     """The stage stops with exit status 2 and a message naming the key, before importing torch."""
-    bad = copy.deepcopy(real)
-    bad["w2v_quartic"]["default"]["train"]["dynamics"]["init_scale"] = 0.0
-    (tmp_path / "params.yaml").write_text(yaml.safe_dump(bad))
-    env = {**os.environ, "PYTHONPATH": str(REPO), "CLAIMBENCH_TRACKING": "off"}
+    from tests.common.conftest import code_copy
+
+    code_copy(tmp_path, params={"w2v_quartic.default.train.dynamics.init_scale": 0.0})
+    env = {**os.environ, "CLAIMBENCH_TRACKING": "off"}
     env.pop("DVC_ROOT", None)
     proc = subprocess.run([sys.executable, "-m", f"stages.w2v_quartic.{step}"], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=120)

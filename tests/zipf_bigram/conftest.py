@@ -14,6 +14,6 @@ REPO = Path(__file__).resolve().parents[2]
 @pytest.fixture(scope="session")
 def tuning() -> SignTuning:
     """The sign-descent step grid of the default profile of params.yaml."""
-    with open(REPO / "params.yaml") as fh:
+    with open(REPO / "stages/zipf_bigram/params.yaml") as fh:
         g = yaml.safe_load(fh)["zipf_bigram"]["default"]["train"]["sign_grid"]
     return SignTuning(g["lo"], g["hi"], g["size"], g["budget_ratio"])

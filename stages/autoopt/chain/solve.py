@@ -5,7 +5,7 @@
 
 Prints the LaTeX M1 reads (greedy, or beam search of width K), the Pyomo script the rule-based
 M2 writes, and the solution BOBD (M3) finds; the script is built and solved in the sandbox, never
-in this process. Needs the trained M1 (``dvc repro autoopt-m1-train``) unless ``--latex`` is given.
+in this process. Needs the trained M1 (``dvc repro stages/autoopt/dvc.yaml:autoopt-m1-train``) unless ``--latex`` is given.
 Exit status: 0 solved, 1 the chain stopped (the message says where), 2 bad input.
 """
 from __future__ import annotations
@@ -51,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: no image file {args.image}", file=sys.stderr)
             return 2
         if not args.model.is_file():
-            print(f"error: no M1 checkpoint at {args.model}; run `dvc repro autoopt-m1-train` first",
+            print(f"error: no M1 checkpoint at {args.model}; run `dvc repro stages/autoopt/dvc.yaml:autoopt-m1-train` first",
                   file=sys.stderr)
             return 2
         import torch

@@ -52,7 +52,7 @@ def main() -> None:
         import numpy as np
         import torch
 
-        from stages.common.device import limit_threads
+        from stages.common.device import limit_threads, select_device
         from stages.common.io import write_json
         from stages.common.plots import new_figure, save_png, write_csv
 
@@ -61,7 +61,7 @@ def main() -> None:
 
         ep, tp = ctx.params.evaluate, ctx.params.train
         limit_threads(default=tp.threads)
-        device = ctx.device()
+        device = select_device(ctx.common.device)
         dd = datasets.load_from_disk(str(ctx.path(DATASET)))
         model, vocab = load_checkpoint(ctx.path(MODEL_DIR) / "main.pt", device)
         train_latex = dd[TRAIN_SPLIT]["latex"]

@@ -190,7 +190,7 @@ def main() -> None:
         import numpy as np
         import torch
 
-        from stages.common.device import limit_threads
+        from stages.common.device import limit_threads, select_device
         from stages.common.io import write_json, write_text
 
         from ..tokenizer import Vocab
@@ -198,7 +198,7 @@ def main() -> None:
         tp = ctx.params.train
         threads = limit_threads(default=tp.threads)
         torch.use_deterministic_algorithms(True, warn_only=True)
-        device = ctx.device()
+        device = select_device(ctx.common.device)
         dd = datasets.load_from_disk(str(ctx.path(DATASET)))
         train = dd[TRAIN_SPLIT]
         vocab = Vocab.build(train["latex"])

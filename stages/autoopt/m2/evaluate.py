@@ -69,7 +69,7 @@ def load_m1_predictions(path: Path, ids_by_split: dict[str, list[str]]) -> dict[
 
     if not path.exists():
         raise InputError(f"{path} not found: M1's predictions are written by the m1-evaluate stage "
-                         f"(`dvc repro autoopt-m1-evaluate`)")
+                         f"(`dvc repro stages/autoopt/dvc.yaml:autoopt-m1-evaluate`)")
     try:
         data = json.loads(path.read_text())
     except json.JSONDecodeError as err:
@@ -235,7 +235,7 @@ def plot(metrics: dict, path: Path) -> None:
 def seq2seq_translator(ckpt: Path, device) -> Translator:
     if not ckpt.exists():
         raise InputError(f"{ckpt} not found: the seq2seq checkpoint is written by the m2-train stage "
-                         f"(`dvc repro autoopt-m2-train`), or drop seq2seq from m2_evaluate.translators")
+                         f"(`dvc repro stages/autoopt/dvc.yaml:autoopt-m2-train`), or drop seq2seq from m2_evaluate.translators")
     from .seq2seq import load_checkpoint, translate
 
     model, vocab = load_checkpoint(ckpt, device)
@@ -267,7 +267,7 @@ def seq2seq_translator(ckpt: Path, device) -> Translator:
 
 def main() -> None:
     with stage("autoopt", "m2-evaluate", AutoOptParams) as ctx:
-        from stages.common.device import limit_threads
+        from stages.common.device import limit_threads, select_device
         from stages.common.io import write_json
         from stages.common.plots import write_csv
 
@@ -297,7 +297,8 @@ def main() -> None:
                 if tname == "rules":
                     translators[tname] = translate_many
                 else:
-                    translators[tname] = seq2seq_translator(ctx.path(M2_MODEL_DIR) / "seq2seq.pt", ctx.device())
+                    translators[tname] = seq2seq_translator(ctx.path(M2_MODEL_DIR) / "seq2seq.pt",
+                                                            select_device(ctx.common.device))
         except InputError as err:
             from stages.common.stage import fail
 

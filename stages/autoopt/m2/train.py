@@ -159,7 +159,7 @@ def main() -> None:
         import numpy as np
         import torch
 
-        from stages.common.device import limit_threads
+        from stages.common.device import limit_threads, select_device
         from stages.common.io import write_json
 
         from ..m1.train import save_mlflow_model
@@ -168,7 +168,7 @@ def main() -> None:
         tp = ctx.params.m2_train
         threads = limit_threads(default=tp.threads)
         torch.use_deterministic_algorithms(True, warn_only=True)
-        device = ctx.device()
+        device = select_device(ctx.common.device)
         t_wall, t_cpu = time.perf_counter(), time.process_time()
         dd = datasets.load_from_disk(str(ctx.path(DATASET)))
         train = dd[TRAIN_SPLIT].select_columns(["latex", "pyomo"])

@@ -1,0 +1,65 @@
+"""A no-op `dvc repro` with 38 studies' worth of stages.
+
+    python benchmarks/noop_scaling.py [--studies 38] [--profile smoke]
+
+In a fresh copy of this checkout, ``claimbench new-study`` adds scaffolded studies (three stages
+each, their own params file, their lines in the ledger's deps) until there are ``--studies``
+studies; the whole pipeline runs once on ``--profile``, then a no-op ``dvc repro`` and a
+``dvc status`` run ``--repeats`` times each (medians). The budget (ARCHITECTURE.md) is 3 s at 38 studies.
+Scaffolded studies are small (a ridge regression on generated data), but a no-op costs what
+DVC reads and hashes, not what a stage computes: the params files it parses, dvc.yaml and
+dvc.lock, the deps and outs it checks.
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from _bench import scratch, timed  # noqa: E402
+from stages.common.checkout import _git, copy_checkout  # noqa: E402
+from stages.common.dvcfile import load_stages, pipeline_files  # noqa: E402
+
+
+def studies_in(root: Path) -> list[str]:
+    return sorted({n.split("-")[0] for n in load_stages(root) if "-" in n and not n.startswith("corpora-")})
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--studies", type=int, default=38)
+    ap.add_argument("--profile", default="smoke", choices=["smoke", "default", "paper"])
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--keep", action="store_true")
+    a = ap.parse_args(argv)
+    with scratch("claimbench-noop-", a.keep) as tmp:
+        root = copy_checkout(REPO, tmp / "repo", profile=a.profile)
+        have = studies_in(root)
+        added = [f"scaffold_{i:02d}" for i in range(max(0, a.studies - len(have)))]
+        for name in added:
+            timed([sys.executable, "-m", "stages.common.cli", "new-study", name], root, quiet=True)
+        _git(root, "add", "-A")
+        _git(root, "commit", "-qm", "scaffolded studies")
+        stages = load_stages(root)
+        files = pipeline_files(root)
+        size = sum(f.stat().st_size for f in files)
+        print(f"{len(have)} studies + {len(added)} scaffolded = {len(studies_in(root))}; {len(stages)} stages; "
+              f"{len(files)} dvc.yaml files, {size / 1024:.0f} KB in all", flush=True)
+        t_full, _ = timed(["dvc", "repro"], root)
+        lock = sum(f.with_name("dvc.lock").stat().st_size for f in files if f.with_name("dvc.lock").exists())
+        noop = [timed(["dvc", "repro"], root, quiet=True)[0] for _ in range(a.repeats)]
+        status = [timed(["dvc", "status"], root, quiet=True)[0] for _ in range(a.repeats)]
+        m = statistics.median
+        print(f"whole pipeline ({a.profile}): {t_full:.1f} s; dvc.lock files {lock / 1024:.0f} KB in all")
+        print(f"no-op dvc repro: {m(noop):.2f} s (median of {len(noop)}: {min(noop):.2f}-{max(noop):.2f})   "
+              f"budget 3 s: {'ok' if m(noop) <= 3 else 'OVER'}")
+        print(f"dvc status:      {m(status):.2f} s (median of {len(status)}: {min(status):.2f}-{max(status):.2f})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

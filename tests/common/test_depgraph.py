@@ -1,0 +1,140 @@
+"""Deps that say what shapes a result: every stage's deps in dvc.yaml cover every repository module
+it imports (directly, through its study or through common) and name no infrastructure; the
+import graph itself is checked on a small tree by hand."""
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from stages.common.depgraph import (INFRASTRUCTURE, check_stage, code_deps, holds_code, planned_deps,
+                                    rewrite_deps, stage_module)
+from stages.common.dvcfile import load_stages
+
+from .conftest import REPO
+
+STAGES = load_stages(REPO)
+
+
+@pytest.mark.parametrize("name", [n for n, s in STAGES.items() if stage_module(s.cmd)])
+def test_deps_cover_every_imported_module_and_no_infrastructure(name):
+    s = STAGES[name]
+    missing, infra, stale = check_stage(REPO, s.deps, stage_module(s.cmd), s.meta.get("runs", []))
+    assert not missing, (f"stage {name} imports {missing} but its deps in dvc.yaml do not name them: "
+                         f"add them (`claimbench deps --write {name}` does)")
+    assert not infra, (f"stage {name}'s deps name infrastructure {infra}: an edit to it would re-run the "
+                       f"stage though it cannot change its outputs (see depgraph.INFRASTRUCTURE)")
+    assert not stale, (f"stage {name}'s deps name code it neither imports nor runs: {stale} (a file it runs "
+                       f"without importing it goes in its `meta: {{runs: [...]}}`)")
+
+
+def test_every_dep_exists():
+    for name, s in STAGES.items():
+        for d in s.deps:
+            made = any(d == o or d.startswith(o + "/") or o.startswith(d + "/") for t in STAGES.values() for o in t.outs)
+            assert made or (REPO / d).exists(), f"stage {name}: dep {d} neither exists nor is made by a stage"
+
+
+def test_infrastructure_list_names_real_files():
+    for rel, why in INFRASTRUCTURE.items():
+        assert (REPO / rel).is_file(), rel
+        assert why.strip()
+
+
+def test_the_ledger_depends_on_every_study():
+    ledger = STAGES["ledger"].deps
+    studies = sorted(p.parent.name for p in (REPO / "stages").glob("*/claims.yaml"))
+    assert len(studies) >= 15
+    for study in studies:
+        assert f"stages/{study}/claims.yaml" in ledger and f"reports/{study}" in ledger, study
+
+
+@pytest.fixture
+def tree(tmp_path):
+    """stages/{common/{io,tracking,seeding}, s/{__init__ (docstring only), train, model, util}}."""
+    files = {
+        "stages/__init__.py": "",
+        "stages/common/__init__.py": '"""common"""\n',
+        "stages/common/io.py": "import json\n",
+        "stages/common/seeding.py": "import random\n",
+        "stages/common/stage.py": "from .seeding import seed_everything\nfrom . import tracking\n",
+        "stages/common/tracking.py": "from .io import x\n",
+        "stages/s/__init__.py": '"""the study"""\nfrom __future__ import annotations\n',
+        "stages/s/train.py": textwrap.dedent("""\
+            from stages.common.stage import stage
+            from . import model
+            def main():
+                from .util import helper          # a lazy import counts
+                import numpy
+            """),
+        "stages/s/model.py": "from ..common import io\n",
+        "stages/s/util.py": "X = 1\n",
+        "stages/s/unused.py": "raise SystemExit\n",
+    }
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    return tmp_path
+
+
+def test_code_deps_by_hand(tree):
+    # stage.py and tracking.py are infrastructure: not deps, but what they import (seeding, io) is
+    assert code_deps(tree, "stages.s.train") == ["stages/common/io.py", "stages/common/seeding.py",
+                                                 "stages/s/model.py", "stages/s/train.py", "stages/s/util.py"]
+    assert not holds_code(tree / "stages/s/__init__.py") and holds_code(tree / "stages/s/util.py")
+    (tree / "stages/s/__init__.py").write_text("CONSTANT = 3\n")       # now it runs code: a dep
+    assert "stages/s/__init__.py" in code_deps(tree, "stages.s.train")
+
+
+def test_check_and_planned_deps(tree):
+    missing, infra, stale = check_stage(tree, ["stages/common", "stages/s/train.py", "stages/s/unused.py"],
+                                        "stages.s.train")
+    assert missing == ["stages/s/model.py", "stages/s/util.py"]
+    assert infra == ["stages/common/stage.py", "stages/common/tracking.py"]
+    assert stale == ["stages/common", "stages/s/unused.py"]
+    new = planned_deps(tree, ["stages/s/unused.py", "stages/common", "data/s/x"], "stages.s.train")
+    assert new == ["stages/common/io.py", "stages/common/seeding.py", "stages/s/model.py", "stages/s/train.py",
+                   "stages/s/util.py", "data/s/x"]
+    # a file the stage runs without importing it (meta.runs) counts, with what it imports
+    (tree / "stages/s/worker.py").write_text("from . import model\n")
+    runs = ["stages/s/worker.py"]
+    assert "stages/s/worker.py" in planned_deps(tree, [], "stages.s.train", runs)
+    assert check_stage(tree, planned_deps(tree, [], "stages.s.train", runs), "stages.s.train", runs) == ([], [], [])
+    with pytest.raises(FileNotFoundError, match="meta.runs names stages/s/nope.py"):
+        code_deps(tree, "stages.s.train", ["stages/s/nope.py"])
+
+
+def test_rewrite_deps_touches_only_that_stage():
+    text = ("stages:\n  a:\n    cmd: x\n    deps:\n      - old\n      - data/a\n    outs:\n      - o\n"
+            "  b:\n    cmd: y\n    deps:\n      - keep\n")
+    out = rewrite_deps(text, "a", ["n1", "n2"])
+    assert out == ("stages:\n  a:\n    cmd: x\n    deps:\n      - n1\n      - n2\n    outs:\n      - o\n"
+                   "  b:\n    cmd: y\n    deps:\n      - keep\n")
+    with pytest.raises(KeyError, match="no stage 'c'"):
+        rewrite_deps(text, "c", [])
+
+
+def test_stage_module_reads_the_cmd():
+    assert stage_module("python -m stages.common.corpora attributes") == "stages.common.corpora"
+    assert stage_module("python toy.py x") is None
+
+
+def test_keep_studies_cuts_the_dag_down_and_keeps_its_layout(tmp_path):
+    import shutil
+
+    from stages.common.checkout import keep_studies
+
+    for f in ("dvc.yaml", "params.yaml"):
+        shutil.copy(REPO / f, tmp_path / f)
+    shutil.copytree(REPO / "stages", tmp_path / "stages", ignore=shutil.ignore_patterns("__pycache__"))
+    keep_studies(tmp_path, ["zipf_bigram"])
+    stages = load_stages(tmp_path)
+    assert sorted(stages) == ["ledger", "zipf_bigram-evaluate", "zipf_bigram-prepare", "zipf_bigram-train"]
+    assert stages["zipf_bigram-train"].address == "stages/zipf_bigram/dvc.yaml:zipf_bigram-train"
+    assert stages["ledger"].address == "ledger"
+    ledger = stages["ledger"].deps
+    assert "reports/zipf_bigram" in ledger and not any("nac_b" in d for d in ledger)
+    assert stages["ledger"].outs[:3] == ["reports/claims.json", "reports/claims.md", "reports/index.html"]
+    assert (tmp_path / "stages/nac_b/claims.yaml").exists() and not (tmp_path / "stages/nac_b/dvc.yaml").exists()
+    with pytest.raises(ValueError, match="no stages of nope"):
+        keep_studies(tmp_path, ["nope"])
