@@ -33,7 +33,7 @@ import traceback
 from pathlib import Path
 from typing import Any, Callable, Iterable, TypeVar
 
-from .io import dvc_md5, stable_hash, write_json
+from .io import dvc_md5, stable_hash
 from .params import flatten, repo_root
 
 T = TypeVar("T")

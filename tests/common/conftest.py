@@ -114,13 +114,13 @@ def set_params(root: Path, values: dict[str, object]) -> None:
 
 def code_copy(tmp_path: Path, params: dict[str, object] | None = None) -> Path:
     """params.yaml, dvc.yaml and stages/ (with the studies' params files) copied into ``tmp_path``
-    (no data, no git): enough for a stage that must stop on bad params or missing inputs before
-    any compute. ``params`` sets values in the copy by dotted key (:func:`set_params`)."""
+    (no data, no git, no dvc.lock: a stage run by hand, so its own input checks speak): enough
+    for a stage that must stop on bad params or missing inputs before any compute. ``params`` sets values in the copy by dotted key (:func:`set_params`)."""
     import shutil
 
     for f in ("params.yaml", "dvc.yaml"):
         shutil.copy(REPO / f, tmp_path / f)
-    shutil.copytree(REPO / "stages", tmp_path / "stages", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(REPO / "stages", tmp_path / "stages", ignore=shutil.ignore_patterns("__pycache__", "dvc.lock"))
     if params:
         set_params(tmp_path, params)
     return tmp_path
