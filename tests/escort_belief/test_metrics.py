@@ -80,3 +80,17 @@ def test_paired_ratio_ci_bad_input():
         paired_ratio_ci([1.0, 2.0], [1.0, 0.0], 100, 0.95, rng)
     with pytest.raises(ValueError, match="0 < level < 1"):
         paired_ratio_ci([1.0, 2.0], [1.0, 1.0], 100, 1.5, rng)
+
+
+def test_belief_context_ess_and_median_by_hand():
+    # uniform weights: ESS = n; one-hot weights: ESS = 1; exact samples {0, 1, 3}: median distance 2
+    from stages.escort_belief.evaluate import belief_context
+
+    n = 4
+    W = np.zeros((2, 1, n))
+    W[0, 0] = 1.0 / n
+    W[1, 0, 2] = 1.0
+    ex = np.array([[[[0.0], [1.0], [3.0]]], [[[0.0], [2.0], [6.0]]]])     # (reps, T, m, d)
+    out = belief_context({"d1/exact": ex}, {"d1/pf_w": W}, [1])
+    assert np.isclose(out["pf_ess_final"]["d1"], (n + 1) / 2)
+    assert np.isclose(out["exact_median_distance_final"]["d1"], (2.0 + 4.0) / 2)
