@@ -9,6 +9,13 @@ importance weights (``pf``) and, as context, after resampling (``pf_resampled``)
 reference: n fresh exact samples of the true belief, i.e. the distance a perfect n-particle
 belief gets (the noise floor). MMD = the mean over the bandwidths ``mmd_scales`` x the median
 pairwise distance of the exact samples. Seed intervals: t intervals over the replications.
+
+At the largest d (``reps_dmax`` replications; issue 20) the ratios of the methods' mean MMD
+(and sliced W) get paired bootstrap intervals over the replications (``n_boot`` resamples;
+metrics.paired_ratio_ci), plotted per replication in ratio_reps_dmax.png. Context only: the
+MMD with one fixed bandwidth ``mmd_fixed_bandwidth`` (the official code's compute_mmd,
+``mmd_fixed``), the particle filter's effective sample size and the exact samples' median
+distance at the final step.
 """
 from __future__ import annotations
 
@@ -22,8 +29,9 @@ METRICS = "reports/escort_belief/metrics.json"
 PLOT_DIM = "reports/escort_belief/accuracy_vs_dim.png"
 PLOT_2D = "reports/escort_belief/particles_2d.png"
 PLOT_LD = "reports/escort_belief/lightdark_returns.png"
+PLOT_RATIO = "reports/escort_belief/ratio_reps_dmax.png"
 CSV_DIM = "reports/escort_belief/accuracy_vs_dim.csv"
-RNG_EXACT, RNG_RESAMPLE = 31, 32
+RNG_EXACT, RNG_RESAMPLE, RNG_BOOT = 31, 32, 33
 SCORED = ("pf", "svgd", "escort", "escort_official", "pf_resampled", "exact")
 LABEL = {"pf": "particle filter", "svgd": "SVGD", "escort": "ESCORT", "escort_official": "ESCORT (official code)",
          "pf_resampled": "PF (resampled)", "exact": "exact samples (floor)"}
@@ -60,7 +68,9 @@ def beliefs(arr, parts, d: int, seed: int) -> dict:
 
 
 def score_dim(arr, parts, d: int, ep, seed: int) -> dict:
-    """{method: {"mmd": (reps, T), "mmd_bw": (reps, T, n_bw), "sw": (reps, T)}}."""
+    """{method: {"mmd": (reps, T), "mmd_bw": (reps, T, n_bw), "mmd_fixed": (reps, T), "sw": (reps, T)}};
+    ``mmd_fixed`` = the MMD with the one fixed bandwidth ``mmd_fixed_bandwidth`` (the official code's
+    compute_mmd), context only."""
     import numpy as np
 
     from .metrics import median_distance, mmd, mmd_self_term, sliced_w
@@ -68,26 +78,30 @@ def score_dim(arr, parts, d: int, ep, seed: int) -> dict:
     exact = arr[f"d{d}/exact"]                           # (reps, T, m, d)
     B, T = exact.shape[:2]
     bel = beliefs(arr, parts, d, seed)
-    mb = {m: np.zeros((B, T, len(ep.mmd_scales))) for m in bel}
+    nb = len(ep.mmd_scales)
+    mb = {m: np.zeros((B, T, nb + 1)) for m in bel}
     sw = {m: np.zeros((B, T)) for m in bel}
     for b in range(B):
         for t in range(T):
             Y = exact[b, t]
-            sig = np.array(ep.mmd_scales) * median_distance(Y)
+            sig = np.append(np.array(ep.mmd_scales) * median_distance(Y), ep.mmd_fixed_bandwidth)
             yy = mmd_self_term(Y, sig)                   # the exact samples' term, once for all methods
             for m, (X, W) in bel.items():
                 a = None if W is None else W[b, t]
                 mb[m][b, t] = mmd(X[b, t], Y, sig, a, yy=yy)
                 sw[m][b, t] = sliced_w(X[b, t], Y, ep.sw_projections, seed=int(1000 * b + t), a=a)
-    return {m: {"mmd": mb[m].mean(-1), "mmd_bw": mb[m], "sw": sw[m]} for m in bel}
+    return {m: {"mmd": mb[m][..., :nb].mean(-1), "mmd_bw": mb[m][..., :nb], "mmd_fixed": mb[m][..., nb],
+                "sw": sw[m]} for m in bel}
 
 
-def summarise(scores: dict, dims, ep) -> dict:
+def summarise(scores: dict, dims, ep, seed: int) -> dict:
     import numpy as np
 
-    res = {"mmd": {}, "sw": {}, "mmd_by_bandwidth": {}}
+    from .metrics import paired_ratio_ci
+
+    res = {"mmd": {}, "sw": {}, "mmd_fixed": {}, "mmd_by_bandwidth": {}}
     for m in SCORED:
-        for key in ("mmd", "sw"):
+        for key in ("mmd", "sw", "mmd_fixed"):
             res[key][m] = {}
             for d in dims:
                 v = scores[d][m][key]
@@ -96,9 +110,11 @@ def summarise(scores: dict, dims, ep) -> dict:
         res["mmd_by_bandwidth"][m] = {f"d{d}": scores[d][m]["mmd_bw"][:, -1].mean(0).tolist() for d in dims}
     dmax = f"d{max(dims)}"
     ratios = {}
-    for key in ("mmd", "sw"):
+    for ki, key in enumerate(("mmd", "sw", "mmd_fixed")):
         f = lambda m: res[key][m][dmax]["final"]  # noqa: E731
         reps = lambda m: np.array(res[key][m][dmax]["final_reps"])  # noqa: E731
+        ci = lambda a, b: paired_ratio_ci(reps(a), reps(b), ep.n_boot, ep.ci_level,  # noqa: E731
+                                          np.random.default_rng([seed, RNG_BOOT, ki]))
         ratios[key] = {"escort_over_pf_dmax": f("escort") / f("pf"),
                        "escort_over_svgd_dmax": f("escort") / f("svgd"),
                        "svgd_over_pf_dmax": f("svgd") / f("pf"),
@@ -110,10 +126,31 @@ def summarise(scores: dict, dims, ep) -> dict:
                        "escort_official_over_pf_dmax": f("escort_official") / f("pf"),
                        "escort_official_over_svgd_dmax": f("escort_official") / f("svgd"),
                        "escort_official_over_pf_resampled_dmax": f("escort_official") / f("pf_resampled"),
-                       "escort_official_over_pf_dmax_reps": (reps("escort_official") / reps("pf")).tolist()}
+                       "escort_official_over_pf_dmax_reps": (reps("escort_official") / reps("pf")).tolist(),
+                       # paired bootstrap intervals over the replications at the largest d (issue 20)
+                       "escort_over_pf_dmax_ci": ci("escort", "pf"),
+                       "escort_over_svgd_dmax_ci": ci("escort", "svgd"),
+                       "escort_official_over_pf_dmax_ci": ci("escort_official", "pf")}
+        for name in ("escort_over_pf_dmax_ci", "escort_over_svgd_dmax_ci", "escort_official_over_pf_dmax_ci"):
+            ratios[key][name.replace("_ci", "_ci_high")] = ratios[key][name]["high"]
+            ratios[key][name.replace("_ci", "_ci_low")] = ratios[key][name]["low"]
     res["ratios"] = ratios
     res["dmax"] = max(dims)
+    res["reps_dmax"] = int(len(scores[max(dims)]["pf"]["mmd"]))
     return res
+
+
+def belief_context(arr, parts, dims) -> dict:
+    """What the fixed-bandwidth MMD reads (context): the particle filter's effective sample size
+    1 / sum w^2 at the final step, and the exact samples' median pairwise distance, mean over
+    replications, per d."""
+    import numpy as np
+
+    from .metrics import median_distance
+
+    ess = {f"d{d}": float((1.0 / (parts[f"d{d}/pf_w"][:, -1] ** 2).sum(-1)).mean()) for d in dims}
+    med = {f"d{d}": float(np.mean([median_distance(Y) for Y in arr[f"d{d}/exact"][:, -1]])) for d in dims}
+    return {"pf_ess_final": ess, "exact_median_distance_final": med}
 
 
 def lightdark_metrics(ld: dict, ep) -> dict:
@@ -150,6 +187,29 @@ def plot_dims(summary: dict, dims, path) -> None:
         ax.set_xticklabels([str(d) for d in dims])
         ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
         ax.legend(fontsize=8)
+    save_png(fig, path)
+
+
+def plot_ratio_reps(summary: dict, path) -> None:
+    """Per-replication MMD ratios to the particle filter at the largest d, sorted, with the ratio of
+    the means and its paired bootstrap interval for each method."""
+    import numpy as np
+
+    from stages.common.plots import new_figure, save_png
+
+    r, d = summary["ratios"]["mmd"], summary["dmax"]
+    fig, ax = new_figure(figsize=(7, 4.2))
+    for i, (m, key) in enumerate((("escort", "escort_over_pf_dmax"), ("escort_official", "escort_official_over_pf_dmax"))):
+        v = np.sort(np.array(r[f"{key}_reps"]))
+        ci = r[f"{key}_ci"]
+        ax.plot(np.arange(1, len(v) + 1), v, "o", ms=4, color=f"C{i + 2}",
+                label=f"{LABEL[m]} / PF per replication")
+        ax.axhline(ci["ratio"], color=f"C{i + 2}", lw=1.5,
+                   label=f"ratio of means {ci['ratio']:.3f} [{ci['low']:.3f}, {ci['high']:.3f}]")
+        ax.axhspan(ci["low"], ci["high"], color=f"C{i + 2}", alpha=0.15)
+    ax.set(xlabel="replication (sorted)", ylabel="MMD ratio to the particle filter",
+           title=f"d = {d}, final step: {len(v)} replications, paired bootstrap intervals")
+    ax.legend(fontsize=8)
     save_png(fig, path)
 
 
@@ -211,7 +271,8 @@ def main() -> None:
         with np.load(ctx.path(PARTICLES)) as z:
             parts = {k: z[k] for k in z.files}
         scores = {d: score_dim(arr, parts, d, ep, ctx.seed) for d in tqdm(dims, desc="scoring dims")}
-        summary = summarise(scores, dims, ep)
+        summary = summarise(scores, dims, ep, ctx.seed)
+        summary.update(belief_context(arr, parts, dims))
         ldm = lightdark_metrics(json.loads(ctx.path(LIGHTDARK).read_text()), ep)
         metrics = {**summary, "lightdark": ldm, "dims": list(dims)}
         write_json(ctx.path(METRICS), metrics)
@@ -219,13 +280,16 @@ def main() -> None:
                  "sw": summary["sw"][m][f"d{d}"]["final"]} for d in dims for m in SCORED]
         write_csv(ctx.path(CSV_DIM), rows)
         plot_dims(summary, dims, ctx.path(PLOT_DIM))
+        plot_ratio_reps(summary, ctx.path(PLOT_RATIO))
         plot_particles(arr, parts, max(dims), ctx.path(PLOT_2D))
         plot_lightdark(ldm, ctx.path(PLOT_LD))
         for d in dims:
             print(f"  d={d}: MMD " + " ".join(f"{m} {summary['mmd'][m][f'd{d}']['final']:.3f}" for m in SCORED), flush=True)
         r = summary["ratios"]["mmd"]
-        print(f"  MMD ratios at d={max(dims)}: ESCORT/PF {r['escort_over_pf_dmax']:.3f}, "
-              f"official-code ESCORT/PF {r['escort_official_over_pf_dmax']:.3f}, "
+        ci, cio = r["escort_over_pf_dmax_ci"], r["escort_official_over_pf_dmax_ci"]
+        print(f"  MMD ratios at d={max(dims)} ({summary['reps_dmax']} replications): ESCORT/PF "
+              f"{r['escort_over_pf_dmax']:.3f} [{ci['low']:.3f}, {ci['high']:.3f}], "
+              f"official-code ESCORT/PF {r['escort_official_over_pf_dmax']:.3f} [{cio['low']:.3f}, {cio['high']:.3f}], "
               f"ESCORT/SVGD {r['escort_over_svgd_dmax']:.3f}; light-dark best {ldm['best']}, "
               f"ESCORT margin {ldm['escort_margin']:.2f}", flush=True)
 

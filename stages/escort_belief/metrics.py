@@ -57,3 +57,23 @@ def sliced_w(X: np.ndarray, Y: np.ndarray, n_projections: int, seed: int, a: np.
     a = np.full(len(X), 1.0 / len(X)) if a is None else np.asarray(a, float) / np.sum(a)
     b = np.full(len(Y), 1.0 / len(Y))
     return float(ot.sliced_wasserstein_distance(X, Y, a, b, n_projections=n_projections, p=2, seed=seed))
+
+
+def paired_ratio_ci(num, den, n_boot: int, level: float, rng: np.random.Generator) -> dict:
+    """mean(num) / mean(den) over paired replications (num[i] and den[i] scored on the same
+    problem), with a percentile bootstrap interval that resamples the replications jointly.
+
+    Returns ``ratio``, ``low``, ``high``, ``n`` (replications) and ``n_boot``."""
+    num, den = np.asarray(num, dtype=float), np.asarray(den, dtype=float)
+    if num.ndim != 1 or num.shape != den.shape or len(num) < 2:
+        raise ValueError(f"paired_ratio_ci: num and den must be 1-D, of one length >= 2, got {num.shape}, {den.shape}")
+    if (den <= 0).any() or (num < 0).any():
+        raise ValueError("paired_ratio_ci: distances must be >= 0 and the denominator's > 0")
+    if not 0 < level < 1 or n_boot < 1:
+        raise ValueError(f"paired_ratio_ci: need 0 < level < 1 and n_boot >= 1, got {level}, {n_boot}")
+    idx = rng.integers(0, len(num), size=(n_boot, len(num)))
+    boot = num[idx].mean(1) / den[idx].mean(1)
+    a = (1.0 - level) / 2.0
+    lo, hi = np.quantile(boot, [a, 1.0 - a])
+    return {"ratio": float(num.mean() / den.mean()), "low": float(lo), "high": float(hi), "n": int(len(num)),
+            "n_boot": int(n_boot)}

@@ -31,6 +31,8 @@ class MixtureParams(Strict):
 class PrepareParams(Strict):
     dims: list[Annotated[int, Field(ge=1, le=100)]] = Field(min_length=1, description="state dimensions d")
     reps: int = Field(ge=2, le=100, description="independent replications (model, trajectory) per dimension")
+    reps_dmax: int | None = Field(default=None, ge=2, le=500, description="replications at the largest dimension "
+                                  "(the must row's d; issue 20); default: reps")
     steps: int = Field(ge=1, le=100, description="filtering steps (observations) per replication")
     eval_samples: int = Field(ge=50, le=20_000, description="exact samples of the true belief per step")
     mixture: MixtureParams
@@ -39,7 +41,13 @@ class PrepareParams(Strict):
     def _sorted_dims(self) -> "PrepareParams":
         if list(self.dims) != sorted(set(self.dims)):
             raise ValueError(f"dims must be distinct and increasing, got {self.dims}")
+        if self.reps_dmax is not None and self.reps_dmax < self.reps:
+            raise ValueError(f"reps_dmax must be >= reps, got {self.reps_dmax} < {self.reps}")
         return self
+
+    def reps_at(self, d: int) -> int:
+        """Replications at dimension d: ``reps_dmax`` at the largest one (when set), else ``reps``."""
+        return self.reps_dmax if (self.reps_dmax is not None and d == max(self.dims)) else self.reps
 
 
 class EscortParams(Strict):
@@ -91,6 +99,10 @@ class EvaluateParams(Strict):
                                   "samples' median pairwise distance")
     sw_projections: int = Field(ge=1, le=100_000, description="random projections of POT's sliced Wasserstein")
     ci_level: float = Field(gt=0.5, lt=1, description="level of the t intervals over replications")
+    n_boot: int = Field(default=2000, ge=100, le=100_000, description="paired bootstrap resamples of the "
+                        "replications for the intervals of the ratios at the largest dimension")
+    mmd_fixed_bandwidth: Pos = Field(default=1.0, description="bandwidth of the context MMD with one fixed RBF "
+                                     "kernel exp(-|x - y|^2 / (2 s^2)), the official code's compute_mmd (s^2 = 1)")
 
 
 class EscortBeliefParams(Strict):

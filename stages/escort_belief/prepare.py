@@ -1,6 +1,7 @@
 """escort_belief prepare: the filtering problems and their exact beliefs, generated from the seed.
 
-For every dimension d of ``dims`` and replication b < ``reps``: a correlated Gaussian-mixture
+For every dimension d of ``dims`` and replication b < ``reps`` (``reps_dmax`` at the largest
+d, where the must row compares ESCORT with the particle filter; issue 20): a correlated Gaussian-mixture
 model whose modes drift (stages/escort_belief/mixture.py), a true trajectory with ``steps``
 observations, the exact belief after each observation (one Kalman filter per mode), and
 ``eval_samples`` exact samples of each belief (what the methods are scored against).
@@ -29,7 +30,7 @@ def build_problems(p, seed: int) -> dict:
     out = {}
     for d in p.dims:
         per = {k: [] for k in (*MODEL_KEYS, "x", "y", "bw", "bm", "bP", "exact")}
-        for b in range(p.reps):
+        for b in range(p.reps_at(d)):
             model = build_model(np.random.default_rng([seed, RNG_MODEL, d, b]), d, p.mixture)
             xs, ys = simulate(np.random.default_rng([seed, RNG_TRAJ, d, b]), model, p.steps)
             bel = exact_beliefs(model, ys)
@@ -56,13 +57,14 @@ def main() -> None:
         p = ctx.params.prepare
         arrays = build_problems(p, ctx.seed)
         write_npz(ctx.path(PROBLEMS), arrays)
-        metrics = {"dims": list(p.dims), "reps": p.reps, "steps": p.steps, "modes": p.mixture.modes,
+        metrics = {"dims": list(p.dims), "reps": p.reps, "reps_dmax": p.reps_at(max(p.dims)), "steps": p.steps, "modes": p.mixture.modes,
                    "eval_samples": p.eval_samples, "effective_modes_final": {}}
         for d in p.dims:
             w = arrays[f"d{d}/bw"][:, -1]                                  # (reps, K) final weights
             eff = 1.0 / (w ** 2).sum(-1)                                   # effective number of modes
             metrics["effective_modes_final"][f"d{d}"] = float(np.mean(eff))
-            print(f"  d={d}: effective modes of the final exact belief {np.round(eff, 2).tolist()}", flush=True)
+            print(f"  d={d} ({len(eff)} replications): effective modes of the final exact belief "
+                  f"{np.round(eff, 2).tolist()}", flush=True)
         write_json(ctx.path(METRICS), metrics)
 
 

@@ -50,3 +50,47 @@ def test_sliced_w_1d_shift_is_the_shift():
     # in 1-D every projection is +-1: SW_2 between a set and its shift by c is |c|
     X = np.random.default_rng(2).standard_normal((200, 1))
     assert np.isclose(sliced_w(X, X + 0.7, 10, seed=0), 0.7, atol=1e-9)
+
+
+def test_paired_ratio_ci_hand_case():
+    # two replications: num (1, 3), den (2, 2); the resamples give mean ratios 1/2, 2/2 or 3/2 with
+    # probabilities 1/4, 1/2, 1/4, so the 95% percentile interval is [0.5, 1.5] and the ratio 1
+    from stages.escort_belief.metrics import paired_ratio_ci
+
+    r = paired_ratio_ci([1.0, 3.0], [2.0, 2.0], 4000, 0.95, np.random.default_rng(0))
+    assert r["ratio"] == 1.0 and r["low"] == 0.5 and r["high"] == 1.5 and r["n"] == 2
+
+
+def test_paired_ratio_ci_resamples_pairs_jointly():
+    # num = 0.4 x den on every replication: every paired resample has ratio 0.4 (an unpaired one would not)
+    from stages.escort_belief.metrics import paired_ratio_ci
+
+    den = np.random.default_rng(3).uniform(0.2, 1.0, 25)
+    r = paired_ratio_ci(0.4 * den, den, 1000, 0.9, np.random.default_rng(1))
+    assert np.isclose(r["ratio"], 0.4) and np.isclose(r["low"], 0.4) and np.isclose(r["high"], 0.4)
+
+
+def test_paired_ratio_ci_bad_input():
+    from stages.escort_belief.metrics import paired_ratio_ci
+
+    rng = np.random.default_rng(0)
+    with pytest.raises(ValueError, match="one length >= 2"):
+        paired_ratio_ci([1.0, 2.0], [1.0], 100, 0.95, rng)
+    with pytest.raises(ValueError, match="denominator's > 0"):
+        paired_ratio_ci([1.0, 2.0], [1.0, 0.0], 100, 0.95, rng)
+    with pytest.raises(ValueError, match="0 < level < 1"):
+        paired_ratio_ci([1.0, 2.0], [1.0, 1.0], 100, 1.5, rng)
+
+
+def test_belief_context_ess_and_median_by_hand():
+    # uniform weights: ESS = n; one-hot weights: ESS = 1; exact samples {0, 1, 3}: median distance 2
+    from stages.escort_belief.evaluate import belief_context
+
+    n = 4
+    W = np.zeros((2, 1, n))
+    W[0, 0] = 1.0 / n
+    W[1, 0, 2] = 1.0
+    ex = np.array([[[[0.0], [1.0], [3.0]]], [[[0.0], [2.0], [6.0]]]])     # (reps, T, m, d)
+    out = belief_context({"d1/exact": ex}, {"d1/pf_w": W}, [1])
+    assert np.isclose(out["pf_ess_final"]["d1"], (n + 1) / 2)
+    assert np.isclose(out["exact_median_distance_final"]["d1"], (2.0 + 4.0) / 2)

@@ -56,3 +56,20 @@ def test_official_iters_out_of_range(params_copy):
     params_copy["escort_belief"]["default"]["train"]["escort_official"]["iters"] = 0
     msg = _error(params_copy)
     assert "escort_belief.default.train.escort_official.iters = 0" in msg and ">= 1" in msg
+
+
+def test_reps_dmax_below_reps_refused(params_copy):
+    params_copy["escort_belief"]["default"]["prepare"]["reps_dmax"] = 2
+    assert "reps_dmax must be >= reps" in _error(params_copy)
+
+
+def test_reps_at_uses_reps_dmax_only_at_the_largest_dim(real_params):
+    _, p = load_study("escort_belief", EscortBeliefParams, real_params, profile="default")
+    d = p.prepare.dims
+    assert p.prepare.reps_at(d[-1]) == p.prepare.reps_dmax and p.prepare.reps_at(d[0]) == p.prepare.reps
+
+
+def test_n_boot_out_of_range(params_copy):
+    params_copy["escort_belief"]["default"]["evaluate"]["n_boot"] = 10
+    msg = _error(params_copy)
+    assert "escort_belief.default.evaluate.n_boot = 10" in msg and ">= 100" in msg
