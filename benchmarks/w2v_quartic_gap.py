@@ -23,6 +23,8 @@ Nothing here feeds the ledger; the stage computes the checked figures itself.
 from __future__ import annotations
 
 import argparse
+import atexit
+import shutil
 import sys
 import tempfile
 import time
@@ -78,6 +80,7 @@ def main() -> None:
     steps = a.steps
     d = rp.dim
     tmp = Path(tempfile.mkdtemp(prefix="w2v_gap-"))
+    atexit.register(shutil.rmtree, tmp, True)          # the generated corpora go with the process
 
     def closed(M):
         s = theory.spectrum(M, d)
