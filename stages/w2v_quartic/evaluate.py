@@ -18,6 +18,7 @@ CSV_RANK = "reports/w2v_quartic/rank_curve.csv"
 CSV_TIMES = "reports/w2v_quartic/step_times.csv"
 CSV_SCORES = "reports/w2v_quartic/scores.csv"
 METHODS = ("closed_form", "quartic", "sgns", "gensim")
+W2V_METHODS = ("quartic_w2v", "sgns_w2v")     # trained with word2vec's pair weights (where run)
 
 
 def load_run(root, role: str) -> dict:
@@ -72,12 +73,32 @@ def dynamics_metrics(r: dict, d: int, ep) -> tuple[dict, dict]:
     return out, curves
 
 
+def w2v_metrics(r: dict, d: int) -> dict:
+    """The word2vec-weighted runs: the eigenvalues of G o M* (the linearised dynamics near 0),
+    step, final overlap with its top-d eigenvectors, final sigma_k^2, convergence."""
+    import numpy as np
+
+    out = {"eig_top_GM": [float(x) for x in r["w2v_eigvals"][: d + 1]], "eta": float(r["w2v_eta"])}
+    for kind in ("quartic", "sgns"):
+        if f"w2v_{kind}_W" in r:
+            out[f"overlap_final_{kind}"] = float(r[f"w2v_{kind}_overlap"][-1])
+            out[f"final_loss_{kind}"] = float(r[f"w2v_{kind}_loss"][-1])
+            out[f"final_sv2_{kind}"] = [float(x) for x in r[f"w2v_{kind}_sv2"][-1]]
+            out[f"final_rel_grad_{kind}"] = float(r[f"w2v_{kind}_rel_grad"])
+            out[f"steps_{kind}"] = int(np.asarray(r[f"w2v_{kind}_step"])[-1])
+    return out
+
+
 def embeddings(r: dict, d: int) -> dict:
     """Final embeddings per method (gensim: one per seed)."""
     from . import theory
 
-    return {"closed_form": [theory.closed_form(r["eigvals"][:d], r["eigvecs"][:, :d])],
-            "quartic": [r["quartic_W"]], "sgns": [r["sgns_W"]], "gensim": list(r["gensim_E"])}
+    out = {"closed_form": [theory.closed_form(r["eigvals"][:d], r["eigvecs"][:, :d])],
+           "quartic": [r["quartic_W"]], "sgns": [r["sgns_W"]], "gensim": list(r["gensim_E"])}
+    for kind in ("quartic", "sgns"):
+        if f"w2v_{kind}_W" in r:
+            out[f"{kind}_w2v"] = [r[f"w2v_{kind}_W"]]
+    return out
 
 
 def score_all(embeds: dict, fn) -> dict:
@@ -93,14 +114,16 @@ def score_all(embeds: dict, fn) -> dict:
     return out
 
 
-def compare_to_gensim(s: dict, ep) -> dict:
-    """The STUDIES.md check: |quartic - gensim| against max(tolerance_abs, k x gensim's std)."""
-    gap = abs(s["quartic"] - s["gensim"])
+def compare_to_gensim(s: dict, ep, quartic: str = "quartic", sgns: str = "sgns") -> dict:
+    """The STUDIES.md check: |quartic - gensim| against max(tolerance_abs, k x gensim's std)
+    (``quartic``/``sgns``: which trained models; the word2vec-weighted ones are ``*_w2v``)."""
+    gap = abs(s[quartic] - s["gensim"])
     tol = max(ep.tolerance_abs, ep.tolerance_spread_multiple * s["gensim_std"])
-    return {"quartic": s["quartic"], "gensim_mean": s["gensim"], "gensim_std": s["gensim_std"],
-            "sgns": s["sgns"], "closed_form": s["closed_form"], "abs_gap_quartic_gensim": gap,
+    return {"quartic": s[quartic], "gensim_mean": s["gensim"], "gensim_std": s["gensim_std"],
+            "sgns": s[sgns], "closed_form": s["closed_form"], "abs_gap_quartic_gensim": gap,
+            "quartic_minus_gensim": s[quartic] - s["gensim"],
             "tolerance": tol, "gap_over_tolerance": gap / tol,
-            "abs_gap_quartic_sgns": abs(s["quartic"] - s["sgns"])}
+            "abs_gap_quartic_sgns": abs(s[quartic] - s[sgns])}
 
 
 def main() -> None:
@@ -149,6 +172,15 @@ def main() -> None:
         for role in ("downstream", "downstream_rich"):
             m[role]["score"] = {"metric": f"precision@{ep.retrieval_k} (neighbour shares a topic)",
                                 **compare_to_gensim(m[role]["retrieval"], ep)}
+            if "quartic_w2v" in m[role]["retrieval"]:
+                m[role]["score_word2vec_weights"] = {
+                    "metric": f"precision@{ep.retrieval_k}; the quartic model with word2vec's pair weights",
+                    **compare_to_gensim(m[role]["retrieval"], ep, "quartic_w2v",
+                                        "sgns_w2v" if "sgns_w2v" in m[role]["retrieval"] else "quartic_w2v")}
+                del m[role]["score_word2vec_weights"]["closed_form"]     # no closed form with these weights
+        for role in ROLES:
+            if "w2v_quartic_W" in runs[role]:
+                m[role]["word2vec_weights"] = w2v_metrics(runs[role], getattr(tp, role).dim)
         s = m["downstream"]["retrieval"]
 
         # --- real text: analogies and word similarity on the kept vocabulary (a proxy) ---
@@ -189,6 +221,7 @@ def main() -> None:
             "rich_gensim_downstream": m["downstream_rich"]["retrieval"]["gensim"],
             "rich_quartic_downstream": m["downstream_rich"]["retrieval"]["quartic"],
             "rich_gap_over_tolerance": m["downstream_rich"]["score"]["gap_over_tolerance"],
+            "rich_quartic_minus_gensim": m["downstream_rich"]["score"]["quartic_minus_gensim"],
             "realtext_analogy_gap_over_tolerance": m["realtext"]["analogy_vs_gensim"]["gap_over_tolerance"],
             "realtext_analogy_quartic": m["realtext"]["analogy"]["quartic"],
             "realtext_analogy_gensim": m["realtext"]["analogy"]["gensim"],
@@ -196,6 +229,13 @@ def main() -> None:
             "realtext_wordsim_gensim": m["realtext"]["wordsim"]["gensim"],
             "realtext_quartic_overlap": m["realtext"]["quartic"]["overlap_final"],
         }
+        for role, key in (("downstream_rich", "rich_w2v"), ("downstream", "sparse_w2v")):
+            if "score_word2vec_weights" in m[role]:
+                sw = m[role]["score_word2vec_weights"]
+                m["claims"].update({f"{key}_quartic_downstream": sw["quartic"],
+                                    f"{key}_gap_over_tolerance": sw["gap_over_tolerance"],
+                                    f"{key}_quartic_minus_gensim": sw["quartic_minus_gensim"],
+                                    f"{key}_quartic_rel_grad": m[role]["word2vec_weights"]["final_rel_grad_quartic"]})
         write_json(ctx.path(METRICS), m)
         plots(ctx, runs, curves, m, tp)
         c = m["claims"]
@@ -209,6 +249,10 @@ def main() -> None:
         print(f"  downstream_rich precision@{ep.retrieval_k} (checked): quartic={r['quartic']:.3f} "
               f"sgns={r['sgns']:.3f} gensim={r['gensim']:.3f}±{r['gensim_std']:.3f} "
               f"closed={r['closed_form']:.3f}; gap/tolerance={c['rich_gap_over_tolerance']:.2f}")
+        if "score_word2vec_weights" in m["downstream_rich"]:
+            sw = m["downstream_rich"]["score_word2vec_weights"]
+            print(f"  downstream_rich, word2vec weights: quartic={sw['quartic']:.3f} sgns={sw['sgns']:.3f} "
+                  f"gensim={sw['gensim_mean']:.3f}; gap/tolerance={sw['gap_over_tolerance']:.2f}")
         print(f"  real text ({len(qs)} analogies, {len(pairs)} wordsim pairs): analogy quartic="
               f"{c['realtext_analogy_quartic']:.3f} gensim={c['realtext_analogy_gensim']:.3f}; wordsim "
               f"quartic={c['realtext_wordsim_quartic']:.3f} gensim={c['realtext_wordsim_gensim']:.3f}")
@@ -291,19 +335,24 @@ def plots(ctx, runs, curves, m, tp) -> None:
               ("real-text analogies", m["realtext"]["analogy"]),
               ("real-text WordSim Spearman", m["realtext"]["wordsim"])]
     fig, axes = new_figure(1, len(panels), figsize=(17, 3.8))
+    colours = {"closed_form": "#888", "quartic": "C0", "sgns": "C1", "gensim": "C2",
+               "quartic_w2v": "C4", "sgns_w2v": "C5"}
     for ax, (title, s) in zip(axes, panels):
-        vals = [s[k] for k in METHODS]
-        err = [0, 0, 0, s.get("gensim_std", 0)]
-        ax.bar(range(len(METHODS)), vals, yerr=err, color=["#888", "C0", "C1", "C2"])
-        ax.set_xticks(range(len(METHODS)), METHODS, rotation=20, fontsize=8)
+        methods = list(METHODS) + [k for k in W2V_METHODS if k in s]
+        vals = [s[k] for k in methods]
+        err = [s.get("gensim_std", 0) if k == "gensim" else 0 for k in methods]
+        ax.bar(range(len(methods)), vals, yerr=err, color=[colours[k] for k in methods])
+        ax.set_xticks(range(len(methods)), methods, rotation=30, fontsize=7)
         ax.set_title(title, fontsize=9)
     save_png(fig, ctx.path(PLOT_SCORES))
+    nan = float("nan")
     write_csv(ctx.path(CSV_SCORES), [
-        {"method": k, "downstream_retrieval": m["downstream"]["retrieval"][k],
-         "downstream_rich_retrieval": m["downstream_rich"]["retrieval"][k],
-         "dynamics_retrieval": m["dynamics"]["retrieval"][k],
-         "realtext_analogy": m["realtext"]["analogy"][k], "realtext_wordsim": m["realtext"]["wordsim"][k]}
-        for k in METHODS])
+        {"method": k, "downstream_retrieval": m["downstream"]["retrieval"].get(k, nan),
+         "downstream_rich_retrieval": m["downstream_rich"]["retrieval"].get(k, nan),
+         "dynamics_retrieval": m["dynamics"]["retrieval"].get(k, nan),
+         "realtext_analogy": m["realtext"]["analogy"].get(k, nan),
+         "realtext_wordsim": m["realtext"]["wordsim"].get(k, nan)}
+        for k in METHODS + W2V_METHODS])
 
 
 if __name__ == "__main__":

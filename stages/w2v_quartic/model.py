@@ -1,17 +1,20 @@
 """Full-batch SGNS and its quartic approximation in torch (tied embeddings, one matrix W).
 
-Both losses sum over every word pair (i, j) of the vocabulary, with the positive pairs weighted
-by their co-occurrence frequency P_ij, the negative pairs by P_i P_j (one negative per positive,
-``ns_weight = 1``) and every pair by q_ij = 1 / (P_ij + P_i P_j) (the official code's
-"omniscient" reweighting), so one step is the expected minibatch step of the official code:
+Both losses sum over every word pair (i, j) of the vocabulary, the positive term of a pair
+weighted by A_ij and the negative term by N_ij. The study's main runs use the official code's
+"omniscient" reweighting: A = P_ij q_ij, N = P_i P_j q_ij with q_ij = 1 / (P_ij + P_i P_j) (one
+negative per positive, ``ns_weight = 1``), so G = A + N = 1 and one step is the expected
+minibatch step of the official code. ``Target.from_weights`` takes any symmetric weights, e.g.
+word2vec's own (``theory.word2vec_weights``: subsampling, unigram^0.75 negatives, k of them):
 
     SGNS     l+(x) = 2 (log(1 + e^-x) - log 2),  l-(x) = 2 (log(1 + e^x) - log 2)
     quartic  l+(x) = -x + x^2 / 4,               l-(x) = x + x^2 / 4
 
 The factor 2 on SGNS makes the quartic loss exactly its Taylor expansion to fourth order in W
 (x = w_i . w_j is quadratic in W), so the two share learning rate, init and time axis. The
-quartic gradient is computed in the factored form (W W^T - M*) W, which equals the gradient of
-the pair sum above (tests check both against autograd).
+quartic loss is sum G (W W^T - M*)^2 / 4 + const with M* = 2 (A - N) / G (the paper's
+Proposition 2); its gradient is (G o (W W^T - M*)) W, computed in the factored form
+(W W^T - M*) W when G = 1 (tests check both against autograd).
 """
 from __future__ import annotations
 
@@ -26,20 +29,38 @@ KINDS = ("quartic", "sgns")
 
 @dataclass
 class Target:
-    """The corpus statistics a full-batch step needs, on one device."""
+    """The corpus statistics a full-batch step needs, on one device.
 
-    P: torch.Tensor       # (V, V) co-occurrence frequencies, sum 1
-    PP: torch.Tensor      # (V, V) P_i P_j
-    q: torch.Tensor       # (V, V) pair weights 1 / (P + PP)
-    M: torch.Tensor       # (V, V) M* = 2 (P - PP) / (P + PP)
+    ``A`` and ``N`` are the weights of every pair's positive and negative term; ``G = A + N`` and
+    ``M = 2 (A - N) / G``, so the quartic loss is ``sum G (W W^T - M)^2 / 4`` up to a constant
+    (the paper's Proposition 2). ``uniform``: G is 1 everywhere (the omniscient reweighting,
+    Setting 3.1), so the loss is unweighted factorisation and the quartic gradient has the
+    cheap factored form.
+    """
+
+    A: torch.Tensor       # (V, V) weight of the positive term of each pair
+    N: torch.Tensor       # (V, V) weight of the negative term
+    G: torch.Tensor       # (V, V) A + N
+    M: torch.Tensor       # (V, V) M* = 2 (A - N) / (A + N)
+    uniform: bool         # G == 1 everywhere
 
     @classmethod
     def build(cls, P: np.ndarray, u: np.ndarray, device="cpu", dtype=torch.float64) -> "Target":
+        """The omniscient reweighting: A = P q, N = P_i P_j q with q = 1 / (P + P_i P_j)."""
         Pt = torch.as_tensor(P, dtype=dtype, device=device)
         ut = torch.as_tensor(u, dtype=dtype, device=device)
         PP = torch.outer(ut, ut)
-        G = Pt + PP
-        return cls(Pt, PP, 1.0 / G, 2.0 * (Pt - PP) / G)
+        q = 1.0 / (Pt + PP)
+        return cls(Pt * q, PP * q, torch.ones_like(Pt), 2.0 * (Pt - PP) * q, True)
+
+    @classmethod
+    def from_weights(cls, A: np.ndarray, N: np.ndarray, device="cpu", dtype=torch.float64) -> "Target":
+        """Any symmetric pair weights (e.g. word2vec's, ``theory.word2vec_weights``)."""
+        At = torch.as_tensor(A, dtype=dtype, device=device)
+        Nt = torch.as_tensor(N, dtype=dtype, device=device)
+        G = At + Nt
+        M = torch.where(G > 0, 2.0 * (At - Nt) / torch.where(G > 0, G, 1.0), 0.0)
+        return cls(At, Nt, G, M, False)
 
 
 # --------------------------------------------------------------------------------------
@@ -47,14 +68,14 @@ class Target:
 # --------------------------------------------------------------------------------------
 def quartic_loss(W: torch.Tensor, t: Target) -> torch.Tensor:
     X = W @ W.T
-    return (t.q * (t.P * (-X + X * X / 4) + t.PP * (X + X * X / 4))).sum()
+    return (t.A * (-X + X * X / 4) + t.N * (X + X * X / 4)).sum()
 
 
 def sgns_loss(W: torch.Tensor, t: Target) -> torch.Tensor:
     X = W @ W.T
     log2 = math.log(2.0)
     sp = torch.nn.functional.softplus
-    return (2 * t.q * (t.P * (sp(-X) - log2) + t.PP * (sp(X) - log2))).sum()
+    return (2 * (t.A * (sp(-X) - log2) + t.N * (sp(X) - log2))).sum()
 
 
 def loss(kind: str, W: torch.Tensor, t: Target) -> torch.Tensor:
@@ -65,18 +86,21 @@ def loss(kind: str, W: torch.Tensor, t: Target) -> torch.Tensor:
 # their gradients (closed form, checked against autograd in the tests)
 # --------------------------------------------------------------------------------------
 def quartic_grad(W: torch.Tensor, t: Target) -> torch.Tensor:
-    """(W W^T - M*) W, computed as W (W^T W) - M* W (O(V d^2 + V^2 d))."""
-    return W @ (W.T @ W) - t.M @ W
+    """(G o (W W^T - M*)) W; with G = 1 computed as W (W^T W) - M* W (O(V d^2 + V^2 d))."""
+    if t.uniform:
+        return W @ (W.T @ W) - t.M @ W
+    return (t.G * (W @ W.T - t.M)) @ W
 
 
 def sgns_grad(W: torch.Tensor, t: Target) -> torch.Tensor:
-    """(D + D^T) W with D = dL/dX = 2 q (PP sigmoid(X) - P sigmoid(-X)).
+    """(D + D^T) W with D = dL/dX = 2 (N sigmoid(X) - A sigmoid(-X)) = G o (tanh(X / 2) - M* / 2).
 
-    Because q = 1 / (P + PP), D simplifies to tanh(X / 2) - M* / 2, so the gradient is
-    (2 tanh(W W^T / 2) - M*) W: SGNS's stationary point is 2 tanh(x/2) = M*, i.e. x = PMI, and
-    its first-order expansion is the quartic's (W W^T - M*) W.
+    So the gradient is (G o (2 tanh(W W^T / 2) - M*)) W: SGNS's stationary point is
+    2 tanh(x/2) = M*, i.e. x = log(A / N) (PMI for the omniscient weights), and its first-order
+    expansion is the quartic's (G o (W W^T - M*)) W.
     """
-    return (2 * torch.tanh(0.5 * (W @ W.T)) - t.M) @ W
+    D = 2 * torch.tanh(0.5 * (W @ W.T)) - t.M
+    return (D if t.uniform else t.G * D) @ W
 
 
 def grad(kind: str, W: torch.Tensor, t: Target) -> torch.Tensor:

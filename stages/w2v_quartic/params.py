@@ -43,6 +43,31 @@ class GensimParams(Strict):
     alpha: float = Field(gt=0, le=1, description="initial learning rate (decays linearly)")
 
 
+class Word2VecWeightsParams(Strict):
+    """The quartic model (and full-batch SGNS) with word2vec's own pair weights (the paper's
+    Proposition 2; the official code's ``reweight = "sgns"``), with the baseline's subsampling,
+    negative distribution and number of negatives (``gensim``) and a weighted window, on the
+    roles listed. A weighted factorisation: no closed form, so it is trained to convergence."""
+
+    roles: list[Literal["dynamics", "downstream", "downstream_rich", "realtext"]] = Field(
+        description="corpora on which it is trained (none: [])")
+    kinds: list[Literal["quartic", "sgns"]] = Field(min_length=1, description="losses trained with these weights")
+    window_weighting: Literal["uniform", "linear"] = Field(
+        description="a pair at distance j weighs (window + 1 - j) / window (linear: word2vec's dynamic window, "
+                    "the official code's (L + 1 - j)) or 1 (uniform)")
+    lr_scale: float = Field(gt=0, le=1.9, description="step = lr_scale / max|eig(G o M*)|")
+    steps: int = Field(ge=1, le=1_000_000, description="full-batch steps")
+    log_every: int = Field(ge=1, le=100_000, description="record sigma_k^2, projections, overlap every n steps")
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "Word2VecWeightsParams":
+        if len(set(self.roles)) != len(self.roles) or len(set(self.kinds)) != len(self.kinds):
+            raise ValueError(f"roles {self.roles} and kinds {self.kinds} must not repeat an entry")
+        if self.log_every > self.steps:
+            raise ValueError(f"log_every ({self.log_every}) must be at most steps ({self.steps})")
+        return self
+
+
 class TrainParams(Strict):
     dynamics: RunParams = Field(description="the corpus for the learning dynamics (plateaus, overlap, times)")
     downstream: RunParams = Field(description="a downstream score on sparse counts (overlapping topics, reported)")
@@ -50,6 +75,9 @@ class TrainParams(Strict):
                                                    "raised until gensim is below its ceiling")
     realtext: RunParams = Field(description="real text (lee_background), reported as a proxy")
     gensim: GensimParams
+    word2vec_weights: Word2VecWeightsParams = Field(
+        description="the quartic model with word2vec's own pair weights (issue 20), reported beside the "
+                    "omniscient one")
 
     @model_validator(mode="after")
     def _spread(self) -> "TrainParams":

@@ -59,6 +59,102 @@ def target_matrix(P: np.ndarray, u: np.ndarray) -> np.ndarray:
     return 2.0 * (P - PP) / (P + PP)
 
 
+# --------------------------------------------------------------------------------------
+# the paper's own setup: window weighting, and word2vec's pair weights (subsampling, negatives)
+# --------------------------------------------------------------------------------------
+WINDOW_WEIGHTINGS = ("uniform", "linear")
+
+
+def window_weights(window: int, weighting: str) -> np.ndarray:
+    """Weight of a pair at distance j = 1..window. ``linear``: (window + 1 - j) / window, the
+    official code's (L + 1 - j) up to a constant and the expectation of word2vec's (and
+    gensim's) dynamic window, whose effective width is uniform on 1..window; ``uniform``: 1."""
+    if window < 1:
+        raise ValueError(f"window must be >= 1, got {window}")
+    if weighting not in WINDOW_WEIGHTINGS:
+        raise ValueError(f"unknown window weighting {weighting!r}; allowed: {', '.join(WINDOW_WEIGHTINGS)}")
+    j = np.arange(1, window + 1, dtype=np.float64)
+    return (window + 1 - j) / window if weighting == "linear" else np.ones(window)
+
+
+def weighted_window_counts(sentences, keep: np.ndarray, V: int, window: int, weighting: str) -> np.ndarray:
+    """Dense symmetric co-occurrence counts among the kept words (ids ``keep`` of a V-word
+    vocabulary): a pair at distance j within ``window`` positions of a sentence (of word ids,
+    every word in place, so distances are the corpus's) counts ``window_weights(window,
+    weighting)[j - 1]`` in both directions; ``uniform`` gives the corpora's own counts."""
+    w = window_weights(window, weighting)
+    where = np.full(V, -1, dtype=np.int64)
+    where[np.asarray(keep)] = np.arange(len(keep))
+    K = len(keep)
+    cells, weights = [], []
+    for s in sentences:
+        s = where[np.asarray(s, dtype=np.int64)]
+        for off in range(1, min(window, len(s) - 1) + 1):
+            a, b = s[:-off], s[off:]
+            ok = (a >= 0) & (b >= 0)
+            cells.append(a[ok] * K + b[ok])
+            weights.append(np.full(int(ok.sum()), w[off - 1]))
+    if not cells:
+        return np.zeros((K, K))
+    C = np.bincount(np.concatenate(cells), np.concatenate(weights), minlength=K * K).reshape(K, K)
+    return C + C.T
+
+
+def keep_probability(u: np.ndarray, sample: float) -> np.ndarray:
+    """word2vec's (and gensim's) subsampling: a word of frequency u is kept with probability
+    min(1, (sqrt(u / sample) + 1) sample / u); ``sample = 0``: every word is kept."""
+    u = np.asarray(u, dtype=np.float64)
+    if (u <= 0).any():
+        raise ValueError("every kept word needs a positive unigram frequency")
+    if sample < 0:
+        raise ValueError(f"sample must be >= 0, got {sample}")
+    if sample == 0:
+        return np.ones_like(u)
+    return np.minimum(1.0, (np.sqrt(u / sample) + 1.0) * sample / u)
+
+
+def word2vec_weights(P: np.ndarray, u: np.ndarray, sample: float, ns_exponent: float,
+                     negative: float) -> tuple[np.ndarray, np.ndarray]:
+    """The pair weights of word2vec's expected loss (skip-gram, negative sampling), A for the
+    positive term and N for the negative term of each pair, normalised so that mean(A + N) = 1.
+
+    With keep probabilities a (``keep_probability``), negatives n_j = u_j^ns_exponent / sum and
+    ``negative`` = k of them per positive pair: a positive pair (i, j) occurs with weight
+    P_ij a_i a_j; each carries k negative pairs (i, n), so word i meets negative j with weight
+    k a_i (P a)_i n_j; symmetrised, as the tied-weight loss only sees x_ij = x_ji:
+
+        A_ij = P_ij a_i a_j,    N_ij = k/2 (a_i (P a)_i n_j + a_j (P a)_j n_i).
+
+    The official code's ``reweight = "sgns"`` has the same form (Psi+ = a_i a_j, Psi- from the
+    negative distribution) with (P a)_i replaced by u_i and each factor normalised by its mean.
+    The quartic loss with these weights is sum G (x - M*)^2 / 4 with G = A + N and
+    M* = 2 (A - N) / G (the paper's Proposition 2): a weighted factorisation, with no closed form.
+    """
+    P = np.asarray(P, dtype=np.float64)
+    u = np.asarray(u, dtype=np.float64)
+    if ns_exponent < 0:
+        raise ValueError(f"ns_exponent must be >= 0, got {ns_exponent}")
+    if negative <= 0:
+        raise ValueError(f"negative must be > 0, got {negative}")
+    a = keep_probability(u, sample)
+    n = u ** ns_exponent
+    n = n / n.sum()
+    r = a * (P @ a)
+    A = P * np.outer(a, a)
+    N = 0.5 * negative * (np.outer(r, n) + np.outer(n, r))
+    scale = (A + N).mean()
+    if scale <= 0:
+        raise ValueError("no co-occurrences among the kept words")
+    return A / scale, N / scale
+
+
+def weighted_target(A: np.ndarray, N: np.ndarray) -> np.ndarray:
+    """M* = 2 (A - N) / (A + N) (0 where both weights vanish)."""
+    G = np.asarray(A) + np.asarray(N)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(G > 0, 2.0 * (A - N) / G, 0.0)
+
+
 @dataclass
 class Spectrum:
     values: np.ndarray      # all eigenvalues of M*, descending

@@ -1,7 +1,8 @@
 """w2v_quartic train: on each corpus (dynamics, downstream, real text) train full-batch SGNS and
 its quartic approximation from the same small init with the same step size and step count,
 recording sigma_k^2, the projections onto M*'s eigenvectors and the subspace overlap over time;
-then gensim's Word2Vec on the same token file, once per seed.
+on the roles listed in ``word2vec_weights``, the same two losses with word2vec's own pair weights
+(issue 20; prefixed ``w2v_``); then gensim's Word2Vec on the same token file, once per seed.
 
 Outputs: data/w2v_quartic/runs/<role>.npz (trajectories, final W, gensim embeddings, M*'s
 spectrum) and reports/w2v_quartic/train.json (sizes, step sizes, losses, timings).
@@ -27,7 +28,52 @@ def gensim_seed(seed: int, k: int) -> int:
     return seed * 1000 + k
 
 
-def run_corpus(role: str, rp, gp, seed: int, root, device) -> tuple[dict, dict]:
+def sentence_ids(corpus) -> list:
+    """The token file's sentences as word ids of the corpus vocabulary (every word in place)."""
+    import numpy as np
+
+    index = corpus.index
+    return [np.array([index[w] for w in line.split()], dtype=np.int64) for line in corpus.lines()]
+
+
+def run_word2vec_weights(wp, gp, P_counts, u, W0, d: int, track: int, device) -> tuple[dict, dict]:
+    """The quartic model (and SGNS) with word2vec's pair weights (``theory.word2vec_weights``):
+    subsampling, negatives and their number as the gensim baseline, window weighted as
+    ``wp.window_weighting``; from the same W0. Arrays are prefixed ``w2v_``."""
+    import time
+
+    import numpy as np
+    import torch
+
+    from . import model, theory
+
+    P = P_counts / P_counts.sum()
+    A, N = theory.word2vec_weights(P, u, gp.sample, gp.ns_exponent, gp.negative)
+    target = model.Target.from_weights(A, N, device=device)
+    spec = theory.spectrum((target.G * target.M).cpu().numpy(), track)
+    eta = wp.lr_scale / spec.max_abs
+    U = torch.as_tensor(spec.vectors, dtype=W0.dtype, device=device)
+    arrays = {"w2v_eigvals": spec.values, "w2v_eta": np.array(eta)}
+    summary = {"eta": eta, "steps": wp.steps, "window_weighting": wp.window_weighting,
+               "eig_top_GM": spec.values[: d + 1].tolist(), "eig_min_GM": float(spec.values[-1]),
+               "weight_range": [float(target.G.min()), float(target.G.max())],
+               "seconds": {}, "final_loss": {}, "final_rel_grad": {}}
+    for kind in wp.kinds:
+        t0 = time.perf_counter()
+        res = model.train(kind, target, W0, eta, wp.steps, wp.log_every, U, d, progress=True)
+        summary["seconds"][kind] = time.perf_counter() - t0
+        summary["final_loss"][kind] = float(res["loss"][-1])
+        W = torch.as_tensor(res["W"], device=device)
+        # convergence: |grad| relative to |G o M*| |W| (0 at a stationary point)
+        rel = float(model.grad(kind, W, target).norm() / ((target.G * target.M).norm() * W.norm()))
+        summary["final_rel_grad"][kind] = rel
+        arrays[f"w2v_{kind}_rel_grad"] = np.array(rel)
+        for k, v in res.items():
+            arrays[f"w2v_{kind}_{k}"] = v
+    return arrays, summary
+
+
+def run_corpus(role: str, rp, gp, seed: int, root, device, wp=None) -> tuple[dict, dict]:
     """Everything the evaluate step needs about one corpus, and a summary."""
     import time
 
@@ -66,6 +112,12 @@ def run_corpus(role: str, rp, gp, seed: int, root, device) -> tuple[dict, dict]:
             arrays[f"{kind}_{k}"] = v
     vocab = [corpus.vocab[i] for i in keep]
     window = int(corpus.truth["window"])
+    if wp is not None and role in wp.roles:
+        counts = theory.weighted_window_counts(sentence_ids(corpus), keep, len(corpus.vocab), window,
+                                               wp.window_weighting)
+        w2v_arrays, summary["word2vec_weights"] = run_word2vec_weights(
+            wp, gp, counts, u, W0, d, min(d + rp.track_extra, V), device)
+        arrays.update(w2v_arrays)
     embeds, secs = [], []
     for k in range(rp.gensim_seeds):
         E, s = gensim_embeddings(corpus.tokens_path, vocab, d, window, gensim_seed(seed, k), gp)
@@ -91,16 +143,24 @@ def main() -> None:
         summary = {"device": str(device), "torch_threads": limit_threads()}
         with atomic_dir(ctx.path(RUNS)) as tmp:
             for role in tqdm(ROLES, desc="corpora"):
-                arrays, s = run_corpus(role, getattr(p, role), p.gensim, ctx.seed, ctx.root, device)
+                arrays, s = run_corpus(role, getattr(p, role), p.gensim, ctx.seed, ctx.root, device,
+                                       p.word2vec_weights)
                 write_npz(tmp / f"{role}.npz", arrays)
                 summary[role] = s
-                for kind in ("quartic", "sgns"):
+                for kind in ("quartic", "sgns", "w2v_quartic", "w2v_sgns"):
+                    if f"{kind}_loss" not in arrays:
+                        continue
                     ctx.run.log_curve(f"{role}.{kind}.loss", arrays[f"{kind}_loss"], arrays[f"{kind}_step"])
                     ctx.run.log_curve(f"{role}.{kind}.overlap", arrays[f"{kind}_overlap"], arrays[f"{kind}_step"])
                 print(f"  {role}: V={s['vocab']} d={s['dim']} eta={s['eta']:.3g} "
                       f"final loss quartic={s['final_loss']['quartic']:.4g} sgns={s['final_loss']['sgns']:.4g} "
                       f"({s['seconds']['quartic']:.1f}s, {s['seconds']['sgns']:.1f}s; gensim "
                       f"{s['seconds']['gensim_per_seed']:.1f}s/seed)", flush=True)
+                if "word2vec_weights" in s:
+                    w = s["word2vec_weights"]
+                    print(f"  {role}, word2vec weights: eta={w['eta']:.3g} steps={w['steps']} final loss "
+                          + ", ".join(f"{k}={v:.4g} (rel. grad {w['final_rel_grad'][k]:.1e}, "
+                                      f"{w['seconds'][k]:.1f}s)" for k, v in w["final_loss"].items()), flush=True)
         write_json(ctx.path(METRICS), summary)
 
 

@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from stages.common.corpora import corpus_path, load_corpus, topics, write_corpus
-from stages.w2v_quartic.params import GensimParams, RunParams
+from stages.w2v_quartic.params import GensimParams, RunParams, Word2VecWeightsParams
 from stages.w2v_quartic.train import run_corpus
 
 REPO = Path(__file__).resolve().parents[2]
@@ -32,7 +32,9 @@ def tiny_root(tmp_path_factory) -> Path:
 def _run(root: Path, seed: int) -> dict:
     rp = RunParams(source="topics", corpus="tiny", max_vocab=0, dim=3, init_scale=1e-12, lr_scale=0.2,
                    steps=300, log_every=10, track_extra=1, gensim_seeds=2)
-    arrays, _ = run_corpus("dynamics", rp, GENSIM, seed, root, torch.device("cpu"))
+    wp = Word2VecWeightsParams(roles=["dynamics"], kinds=["quartic", "sgns"], window_weighting="linear",
+                               lr_scale=0.5, steps=400, log_every=50)
+    arrays, _ = run_corpus("dynamics", rp, GENSIM, seed, root, torch.device("cpu"), wp)
     return arrays
 
 
@@ -43,6 +45,7 @@ def test_run_corpus_repeatable(tiny_root):
     for k in a:
         np.testing.assert_array_equal(a[k], b[k], err_msg=k)
     assert a["quartic_overlap"][-1] > 0.9
+    assert {"w2v_quartic_W", "w2v_sgns_W", "w2v_eigvals", "w2v_quartic_rel_grad"} <= a.keys()
     # gensim's two seeds differ from each other, and another base seed changes the init
     assert not np.array_equal(a["gensim_E"][0], a["gensim_E"][1])
     c = _run(tiny_root, 1)

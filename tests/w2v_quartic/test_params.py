@@ -78,3 +78,25 @@ def test_stage_exits_2_on_bad_params(real, tmp_path, step):
     assert proc.returncode == 2, proc.stderr
     assert "w2v_quartic.default.train.dynamics.init_scale = 0.0" in proc.stderr
     assert "> 0" in proc.stderr
+
+
+def test_word2vec_weights_params(real):
+    """The word2vec-weighted runs (issue 20): an unknown role or kind, a repeated role, a step
+    scale out of range and log_every > steps are named with the key."""
+    def with_w2v(**kw):
+        bad = copy.deepcopy(real)
+        bad["w2v_quartic"]["default"]["train"]["word2vec_weights"].update(kw)
+        return _error(bad)
+
+    msg = with_w2v(roles=["downstream", "overlap"])
+    assert "w2v_quartic.default.train.word2vec_weights.roles[1] = 'overlap'" in msg and "downstream_rich" in msg
+    msg = with_w2v(kinds=["cubic"])
+    assert "w2v_quartic.default.train.word2vec_weights.kinds[0] = 'cubic'" in msg
+    assert "must not repeat" in with_w2v(roles=["downstream", "downstream"])
+    msg = with_w2v(lr_scale=2.5)
+    assert "w2v_quartic.default.train.word2vec_weights.lr_scale = 2.5" in msg and "<= 1.9" in msg
+    msg = with_w2v(window_weighting="triangular")
+    assert "w2v_quartic.default.train.word2vec_weights.window_weighting = 'triangular'" in msg
+    assert "log_every (500) must be at most steps (100)" in with_w2v(steps=100, log_every=500)
+    _, p = load_study("w2v_quartic", W2VParams, real, profile="default")
+    assert "downstream_rich" in p.train.word2vec_weights.roles
