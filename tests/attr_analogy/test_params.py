@@ -75,3 +75,9 @@ def test_stage_exits_2_when_a_named_corpus_is_missing(tmp_path, stage_env, pytho
     res = run_module(root, "stages.attr_analogy.train", stage_env, python_exe)
     assert res.returncode == 2, res.stderr
     assert "corpus 'narrow'" in res.stderr and "Traceback" not in res.stderr
+
+
+def test_pair_base_words_must_be_positive_or_null(params_copy):
+    params_copy["attr_analogy"]["default"]["train"]["pair_base_words"] = 0
+    msg = _error(params_copy)
+    assert "attr_analogy.default.train.pair_base_words = 0" in msg and ">= 1" in msg
