@@ -18,6 +18,7 @@ PLOT_NOISE = "reports/attr_analogy/noise.png"
 PLOT_REALTEXT = "reports/attr_analogy/realtext.png"
 CSV_K = "reports/attr_analogy/accuracy_vs_k.csv"
 CSV_REMOVAL = "reports/attr_analogy/removal.csv"
+CSV_REMOVAL_EXACT = "reports/attr_analogy/removal_exact.csv"
 CSV_NOISE = {kind: f"reports/attr_analogy/noise_{kind}.csv" for kind in ("sigma", "keep", "pairs")}
 CSV_REALTEXT = "reports/attr_analogy/realtext.csv"
 MATS = ("M", "logM")
@@ -77,6 +78,136 @@ def claim_metrics(res: dict, scoring: str) -> dict:
     del i3
 
     out["removal"] = removal_metrics(res["removal"], K, scoring)
+    out["paper_set"] = paper_set_metrics(res, scoring)
+    return out
+
+
+def _window_stats(curve: list, lo: int, hi: int) -> dict:
+    """Best, its k, mean, and drop from the peak to the window's last k, over ks[lo..hi]."""
+    w = curve[lo:hi + 1]
+    j = max(range(len(w)), key=lambda i: (w[i], -i))
+    return {"best": w[j], "best_at": lo + j, "mean": sum(w) / len(w), "drop": w[j] - w[-1]}
+
+
+def paper_set_metrics(res: dict, scoring: str) -> dict:
+    """(iii) and (iv) on the paper's analogy sets T(k1, k2) (Sec. 6).
+
+    (iii), the paper's comparison (Sec. 6, Fig. 2d; App. A4, Figs. 6 and 7: the exact model,
+    accuracy averaged over all T sets, log M's curve against M's): log M - M at every k >= K+1,
+    exact model, both spreads. Issue 20's checks, on each of the four settings (exact and
+    sampled, both spreads) over k in [K+1, 3K]: log M's best >= M's best, log M's mean > M's mean,
+    log M's drop from its peak to k = 3K <= M's; the minimum over settings of each difference.
+    (iv): :func:`removal_exact_metrics` (the paper's Sec. 9 removal) and
+    :func:`removal_sampled_metrics` (the corpus removal on the small sampled corpus)."""
+    K, ks = res["K"], res["ks"]
+    i1, i3 = ks.index(K + 1), ks.index(3 * K)
+    out: dict = {"n_analogies": res["n_paper_set"], "base_words_per_pair": res["pair_base_words"],
+                 "window": [K + 1, 3 * K]}
+    diffs, settings, acc_k1 = [], {}, {}
+    for name, r in res["spreads"].items():
+        for source in ("exact", "sampled"):
+            L, M = (r[source]["paper_set"][mat][scoring] for mat in ("logM", "M"))
+            diffs += [(L[i] - M[i], ks[i], source, name) for i in range(i1, len(ks))]
+            st = {"logM_acc_K1": L[i1], "M_acc_K1": M[i1], "logM_acc_3K": L[i3], "M_acc_3K": M[i3]}
+            for mat, curve in (("logM", L), ("M", M)):
+                w = _window_stats(curve, i1, i3)
+                st.update({f"{mat}_best": w["best"], f"{mat}_best_k": ks[w["best_at"]],
+                           f"{mat}_mean": w["mean"], f"{mat}_drop": w["drop"],
+                           f"{mat}_drop_of_peak": w["drop"] / w["best"] if w["best"] > 0 else None})
+            st["best_diff"] = st["logM_best"] - st["M_best"]
+            st["mean_diff"] = st["logM_mean"] - st["M_mean"]
+            st["drop_margin"] = st["M_drop"] - st["logM_drop"]
+            settings[f"{source}_{name}"] = st
+            acc_k1[f"{source}_{name}"] = L[i1]
+    window = {"settings": settings}
+    for key in ("best_diff", "mean_diff", "drop_margin"):
+        worst = min(settings, key=lambda n: settings[n][key])
+        window[f"{key}_min"] = settings[worst][key]
+        window[f"{key}_argmin"] = worst
+    out["window"] = window
+    out["exact_logM_acc_K1_min"] = min(v for n, v in acc_k1.items() if n.startswith("exact_"))
+
+    lmm: dict = {"ks_from": ks[i1], "ks_to": ks[-1]}
+    for source in ("exact", "sampled", None):
+        ds = [d for d in diffs if source is None or d[2] == source]
+        worst = min(ds)
+        bad = sorted({d[1] for d in ds if d[0] < 0})
+        entry = {"min_k_ge_K1": worst[0], "argmin_k_ge_K1": {"k": worst[1], "source": worst[2], "corpus": worst[3]},
+                 "min_k_ge_K3": min(d for d in ds if d[1] >= K + 3)[0],
+                 "holds_through_k": ks[-1] if not bad else max([k for k in ks[i1:] if k < bad[0]], default=None)}
+        if source is None:
+            lmm.update(entry)
+        else:
+            lmm[source] = entry
+    out["logm_minus_m"] = lmm
+    out["removal_exact"] = removal_exact_metrics(res["removal_exact"], K, scoring)
+    out["removal_sampled"] = removal_sampled_metrics(res["removal"], K, res["V"], scoring)
+    return out
+
+
+def removal_exact_metrics(rx: dict, K: int, scoring: str) -> dict:
+    """(iv) as the paper tests it (Sec. 9, Fig. 3c): on the exact model, log M' = 0 on the pairs
+    of the strongest or the weakest attribute; T analogies that involve the pruned attribute
+    ("pruned") and those that do not ("unpruned"): the pruned ones' accuracy at k = K+1 ("perfect
+    accuracy appearing at K = d"; our K+1 counts the constant mode), and pruned / unpruned at
+    every k in [K+1, 3K] ("perform similarly")."""
+    settings = {}
+    for name, r in rx.items():
+        ks = r["ks"]
+        j1, j3 = ks.index(K + 1), ks.index(3 * K)
+        for label, e in r["pruned"].items():
+            inv, oth = e["after"]["involving"][scoring], e["after"]["other"][scoring]
+            ratios = [(inv[j] / oth[j], ks[j]) for j in range(j1, j3 + 1) if oth[j] > 0]
+            worst = min(ratios) if ratios else (None, None)
+            settings[f"{name}_{label}"] = {
+                "relation": e["relation"], "n_pruned": e["n_involving"], "n_unpruned": e["n_other"],
+                "pruned_before_K1": e["before"]["involving"][scoring][j1],
+                "pruned_K1": inv[j1], "unpruned_K1": oth[j1], "pruned_3K": inv[j3], "unpruned_3K": oth[j3],
+                "pruned_min_K1_3K": min(inv[j1:j3 + 1]), "ratio_min": worst[0], "ratio_argmin_k": worst[1]}
+    ratios = [v["ratio_min"] for v in settings.values() if v["ratio_min"] is not None]
+    return {"settings": settings,
+            "pruned_acc_K1_min": min(v["pruned_K1"] for v in settings.values()),
+            "pruned_over_unpruned_min": min(ratios) if len(ratios) == len(settings) else None,
+            "pruned_min_K1_3K": min(v["pruned_min_K1_3K"] for v in settings.values()),
+            "unpruned_K1_min": min(v["unpruned_K1"] for v in settings.values())}
+
+
+def removal_sampled_metrics(rm: dict, K: int, V: int, scoring: str) -> dict:
+    """(iv) on the small sampled corpus, T analogies that involve the relation, per relation and
+    at every k in [2K, 3K] (issue 20's window): the accuracy after removing the relation's
+    co-occurrences from the corpus over the accuracy before (minimum over relations and k) and
+    over chance 1/V; the same for log M-hat with the cells set to 0 instead (``pruned``, the
+    paper's Sec. 9 removal on the sampled matrix); pooled curves for the plot."""
+    rows = [r for r in rm["relations"] if "paper_set" in r]
+    if not rows:
+        return {}
+    ks = rm["ks"]
+    window = [j for j, k in enumerate(ks) if 2 * K <= k <= 3 * K]
+    j1 = ks.index(K + 1)
+    out: dict = {"chance": 1.0 / V, "window": [2 * K, 3 * K]}
+    for mat, kind in (("logM", "after"), ("M", "after"), ("logM", "pruned")):
+        per, ratio, over = [], [], []
+        for r in rows:
+            ps = r["paper_set"]
+            b, a = ps["before"][mat][scoring], ps[kind][mat][scoring]
+            per.append({"relation": r["relation"], "before_K1": b[j1], "after_K1": a[j1],
+                        "before_mean_2K_3K": sum(b[j] for j in window) / len(window),
+                        "after_mean_2K_3K": sum(a[j] for j in window) / len(window)})
+            ratio += [(a[j] / b[j], ks[j], r["relation"]) for j in window if b[j] > 0]
+            over += [(a[j] * V, ks[j], r["relation"]) for j in window]
+        w = [r["paper_set"]["n_analogies"] for r in rows]
+        pooled = {when: [sum(wi * r["paper_set"][when][mat][scoring][j] for wi, r in zip(w, rows)) / sum(w)
+                         for j in range(len(ks))] for when in ("before", kind)}
+        worst_r, worst_o = min(ratio), min(over)
+        out[f"{mat}_{kind}" if kind == "pruned" else mat] = {
+            "ratio_min": worst_r[0], "ratio_argmin": {"k": worst_r[1], "relation": worst_r[2]},
+            "after_over_chance_min": worst_o[0], "per_relation": per,
+            "before": pooled["before"], "after": pooled[kind],
+            "before_mean_2K_3K": sum(pooled["before"][j] for j in window) / len(window),
+            "after_mean_2K_3K": sum(pooled[kind][j] for j in window) / len(window),
+            "before_K1": pooled["before"][j1], "after_K1": pooled[kind][j1]}
+    out["ratio_min"] = out["logM"]["ratio_min"]
+    out["after_over_chance_min"] = out["logM"]["after_over_chance_min"]
     return out
 
 
@@ -171,11 +302,13 @@ def main() -> None:
                 ax = axes[row][col]
                 r = res["spreads"][name][source]
                 for mat in MATS:
-                    for sc, style in (("eq13", "-"), ("3cosadd", "--")):
-                        ax.plot(ks, r[mat][sc], style, color=colours[mat], lw=1.4 if sc == "eq13" else 1.0,
-                                label=f"{'log M' if mat == 'logM' else 'M'} ({'Eq. 13' if sc == 'eq13' else 'excl. a,b,c'})")
+                    for curves, sc, style, what in ((r["paper_set"], "eq13", "-", "paper's T(k1,k2), Eq. 13"),
+                                                    (r["paper_set"], "3cosadd", ":", "T(k1,k2), excl. a,b,c"),
+                                                    (r, "eq13", "--", "flips, Eq. 13")):
+                        ax.plot(ks, curves[mat][sc], style, color=colours[mat], lw=1.6 if style == "-" else 1.0,
+                                label=f"{'log M' if mat == 'logM' else 'M'}: {what}")
                 ax.axvline(K + 1, color="grey", lw=0.8, ls=":")
-                ax.axvspan(K + 1, 2 * K, color="grey", alpha=0.08)
+                ax.axvspan(K + 1, 3 * K, color="grey", alpha=0.08)
                 ax.set_xscale("log")
                 ax.set_ylim(-0.02, 1.02)
                 extra = (f", {r_pairs(res, name)} pairs" if source == "sampled" else "")
@@ -184,7 +317,7 @@ def main() -> None:
                 ax.set_ylabel("analogy accuracy")
                 ax.grid(True, alpha=0.3)
         axes[0][0].legend(fontsize=7)
-        fig.suptitle(f"Attribute-flip analogies, K = {K} attributes (dotted: k = K+1; band: K+1..2K)")
+        fig.suptitle(f"Analogy accuracy, K = {K} attributes (dotted line: k = K+1; band: K+1..3K, issue 20's window)")
         fig.tight_layout()
         save_png(fig, ctx.path(PLOT_K))
         rows = []
@@ -195,26 +328,59 @@ def main() -> None:
                     for mat in MATS:
                         for sc in ("eq13", "3cosadd"):
                             row[f"{source}_{name}_{mat}_{sc}"] = res["spreads"][name][source][mat][sc][i]
+                            row[f"paper_set_{source}_{name}_{mat}_{sc}"] = \
+                                res["spreads"][name][source]["paper_set"][mat][sc][i]
             rows.append(row)
         write_csv(ctx.path(CSV_K), rows)
 
         # ---- removal ----------------------------------------------------------------
-        rm = res["removal"]
-        fig, ax = new_figure(figsize=(6.5, 4.2))
+        rm, ps = res["removal"], m["paper_set"]
+        fig, axes = new_figure(1, 2, figsize=(13, 4.4))
+        ax = axes[0]
         for mat in MATS:
-            ax.plot(rm["ks"], m["removal"][mat]["before"], "-o", ms=3, color=colours[mat],
-                    label=f"{'log M' if mat == 'logM' else 'M'} before")
-            ax.plot(rm["ks"], m["removal"][mat]["after"], "--s", ms=3, color=colours[mat],
-                    label=f"{'log M' if mat == 'logM' else 'M'} after removing the relation's pairs")
-        ax.axvspan(2 * K, 3 * K, color="grey", alpha=0.1, label="checked: k in [2K, 3K]")
-        ax.set_xlabel("k"); ax.set_ylabel("accuracy on the relation's analogies (Eq. 13)")
+            ax.plot(rm["ks"], ps["removal_sampled"][mat]["before"], "-o", ms=3, color=colours[mat],
+                    label=f"{'log M' if mat == 'logM' else 'M'}, T(k1,k2): before")
+            ax.plot(rm["ks"], ps["removal_sampled"][mat]["after"], "--s", ms=3, color=colours[mat],
+                    label=f"{'log M' if mat == 'logM' else 'M'}, T(k1,k2): after removing the relation's pairs")
+            ax.plot(rm["ks"], m["removal"][mat]["after"], ":", color=colours[mat], lw=1.0,
+                    label=f"{'log M' if mat == 'logM' else 'M'}, flips: after (before: thin)")
+            ax.plot(rm["ks"], m["removal"][mat]["before"], "-", color=colours[mat], lw=0.6)
+        ax.plot(rm["ks"], ps["removal_sampled"]["logM_pruned"]["after"], "-.", color="tab:red", lw=1.2,
+                label="log M, T(k1,k2): log M-hat = 0 on the pairs (paper's Sec. 9)")
+        ax.axvspan(2 * K, 3 * K, color="grey", alpha=0.1, label="issue 20's window [2K, 3K]")
+        ax.set_xlabel("k"); ax.set_ylabel("accuracy on analogies involving the relation (Eq. 13)")
         ax.set_title(f"Pair removal, sampled corpus of {rm['pairs']} pairs, "
                      f"{len(rm['relations'])} relations pooled", fontsize=9)
-        ax.set_ylim(-0.02, 1.02); ax.grid(True, alpha=0.3); ax.legend(fontsize=7)
+        ax.set_ylim(-0.02, 1.02); ax.grid(True, alpha=0.3); ax.legend(fontsize=6)
+        ax = axes[1]
+        rx = res["removal_exact"]
+        styles = {"strongest": "-", "weakest": "--"}
+        spread_colours = dict(zip(names, ("tab:green", "tab:purple", "tab:brown", "tab:olive")))
+        ex_rows = [{"k": k} for k in range(1, 3 * K + 1)]
+        for name in names:
+            for label, e in rx[name]["pruned"].items():
+                for part, lw in (("involving", 1.6), ("other", 0.8)):
+                    curve = e["after"][part]["eq13"]
+                    ax.plot(rx[name]["ks"], curve, styles[label], lw=lw, color=spread_colours[name],
+                            label=f"{name}, {label} (attr {e['relation']}) pruned: "
+                                  f"{'analogies involving it' if part == 'involving' else 'the others'}")
+                    for row, v in zip(ex_rows, curve):
+                        row[f"{name}_{label}_{part}_eq13"] = v
+                    for row, v in zip(ex_rows, e["after"][part]["3cosadd"]):
+                        row[f"{name}_{label}_{part}_3cosadd"] = v
+        ax.axvline(K + 1, color="grey", lw=0.8, ls=":")
+        ax.axvspan(K + 1, 3 * K, color="grey", alpha=0.08)
+        ax.set_xlabel("k"); ax.set_ylabel("accuracy (Eq. 13), T(k1,k2)")
+        ax.set_title("Paper's removal (Sec. 9, Fig. 3c): exact log M' = 0 on one attribute's pairs", fontsize=9)
+        ax.set_ylim(-0.02, 1.02); ax.grid(True, alpha=0.3); ax.legend(fontsize=6)
         save_png(fig, ctx.path(PLOT_REMOVAL))
         write_csv(ctx.path(CSV_REMOVAL), [
-            {"k": k, **{f"{mat}_{when}": m["removal"][mat][when][j] for mat in MATS for when in ("before", "after")}}
+            {"k": k, **{f"{mat}_{when}": m["removal"][mat][when][j] for mat in MATS for when in ("before", "after")},
+             **{f"paper_set_{mat}_{when}": ps["removal_sampled"][mat][when][j]
+                for mat in MATS for when in ("before", "after")},
+             "paper_set_logM_pruned": ps["removal_sampled"]["logM_pruned"]["after"][j]}
             for j, k in enumerate(rm["ks"])])
+        write_csv(ctx.path(CSV_REMOVAL_EXACT), ex_rows)
 
         # ---- noise ------------------------------------------------------------------
         titles = {"sigma": "log-normal noise on P(i,j): sigma", "keep": "vocabulary kept (pruning)",
@@ -260,8 +426,15 @@ def main() -> None:
         save_png(fig, ctx.path(PLOT_REALTEXT))
         write_csv(ctx.path(CSV_REALTEXT), csv_rows)
 
-        for key in ("exact", "saturation", "logm_minus_m"):
+        for key in ("exact", "saturation", "logm_minus_m", "paper_set"):
             ctx.run.log_dict(m[key], f"metrics_{key}.json")
+        w, rx_m, rs_m = ps["window"], ps["removal_exact"], ps["removal_sampled"]
+        print(f"  paper's T(k1,k2), {ps['n_analogies']} analogies: (iii) exact log M - M min over k >= K+1 "
+              f"{ps['logm_minus_m']['exact']['min_k_ge_K1']:+.3f}; over [K+1, 3K], four settings: best "
+              f"{w['best_diff_min']:+.3f}, mean {w['mean_diff_min']:+.3f}, drop margin {w['drop_margin_min']:+.3f}; "
+              f"(iv) exact pruned at K+1 {rx_m['pruned_acc_K1_min']:.3f}, pruned/unpruned min "
+              f"{rx_m['pruned_over_unpruned_min']}; sampled after/before min {rs_m['ratio_min']:.3f}, "
+              f"after / chance min {rs_m['after_over_chance_min']:.1f}")
         print(f"  (i) exact log M at K+1, min over spreads: {m['exact']['logM_acc_K1_min']:.3f}; "
               f"(ii) sampled log M min over K+1..2K: {m['saturation']['logM_min_K1_2K']:.3f}; "
               f"(iii) min log M - M: {m['logm_minus_m']['min_k_ge_K1']:+.3f} (k >= K+1), "

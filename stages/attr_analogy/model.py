@@ -1,5 +1,6 @@
 """The maths of the attr_analogy study: exact spectra of M and log M for the binary-attribute
-model, their estimates from counts, embeddings from top eigenvectors, attribute-flip analogies
+model, their estimates from counts, embeddings from top eigenvectors, the two analogy sets
+(the paper's T(k1, k2), :func:`pair_analogies`, and attribute flips, :func:`flip_analogies`)
 and their two scorings.
 
 Model (Korchinski, Karkada, Bahri, Wyart 2025; the generator is
@@ -232,19 +233,30 @@ def top_spectrum(A, n: int, tol: float = 0.0) -> Spectrum:
 # --------------------------------------------------------------------------------------
 @dataclass
 class Analogies:
-    """a : b :: c : d as word-id arrays, with the relation (attribute index) of each."""
+    """a : b :: c : d as word-id arrays, with the relation (attribute index) of each.
+
+    ``second`` (the paper's sets T(k1, k2) only, :func:`pair_analogies`): the attribute in which
+    a and c differ, ``relation`` being the one in which a and b differ; None for the flip set,
+    where a and c differ in many attributes."""
 
     a: np.ndarray
     b: np.ndarray
     c: np.ndarray
     d: np.ndarray
     relation: np.ndarray
+    second: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.a)
 
     def subset(self, mask: np.ndarray) -> "Analogies":
-        return Analogies(self.a[mask], self.b[mask], self.c[mask], self.d[mask], self.relation[mask])
+        return Analogies(self.a[mask], self.b[mask], self.c[mask], self.d[mask], self.relation[mask],
+                         None if self.second is None else self.second[mask])
+
+    def involves(self, attribute: int) -> np.ndarray:
+        """Mask of the analogies that flip ``attribute`` (as ``relation``, or as ``second``)."""
+        mask = self.relation == attribute
+        return mask if self.second is None else mask | (self.second == attribute)
 
 
 def flip_analogies(K: int, per_relation: int, rng: np.random.Generator,
@@ -277,6 +289,42 @@ def flip_analogies(K: int, per_relation: int, rng: np.random.Generator,
                        for key in ("a", "b", "c", "d", "relation")))
 
 
+def pair_analogies(K: int, base_words: int | None = None,
+                   rng: np.random.Generator | None = None) -> Analogies:
+    """The paper's analogy sets T(k1, k2) (Korchinski et al. 2025, Sec. 6, the text around
+    Eq. 13): for attributes k1 != k2 and a base word alpha_0 with alpha_0(k1) = alpha_0(k2) = -1,
+    the quadruple a = alpha_0, b = alpha_0 + 2 e_k1, c = alpha_0 + 2 e_k2,
+    d = alpha_0 + 2 e_k1 + 2 e_k2 (a : b :: c : d). So a and b differ in k1 only, a and c in k2
+    only -- unlike :func:`flip_analogies`, whose c is any word sharing a's value of the relation.
+
+    There are 2^(K-2) base words per pair. T(k1, k2) and T(k2, k1) hold the same quadruples with
+    b and c swapped, and both scorings are symmetric in b and c (the target is w_b - w_a + w_c),
+    so each unordered pair k1 < k2 is listed once: K (K-1) / 2 * 2^(K-2) analogies, which
+    average to what the paper's average over ordered pairs gives. ``base_words`` (None = all)
+    keeps a fixed random sample of that many base words per pair, drawn with ``rng``.
+    Word ids are the model's (bit k set = attribute k is +1, so alpha_0(k) = -1 is bit k clear)."""
+    if K < 2:
+        raise ValueError(f"pair analogies need K >= 2 attributes, got K = {K}")
+    per_pair = 2 ** (K - 2)
+    if base_words is not None:
+        if not 1 <= base_words <= per_pair:
+            raise ValueError(f"base_words = {base_words}: must be 1..{per_pair} (2^(K-2) for K = {K}) or None (all)")
+        if base_words < per_pair and rng is None:
+            raise ValueError("base_words below 2^(K-2) samples base words: pass rng")
+    ids = np.arange(2 ** K)
+    cols = {key: [] for key in ("a", "b", "c", "d", "relation", "second")}
+    for k1 in range(K):
+        for k2 in range(k1 + 1, K):
+            b1, b2 = 1 << k1, 1 << k2
+            base = ids[(ids & (b1 | b2)) == 0]
+            if base_words is not None and base_words < per_pair:
+                base = np.sort(rng.choice(base, size=base_words, replace=False))
+            cols["a"].append(base); cols["b"].append(base | b1)
+            cols["c"].append(base | b2); cols["d"].append(base | b1 | b2)
+            cols["relation"].append(np.full(len(base), k1)); cols["second"].append(np.full(len(base), k2))
+    return Analogies(*(np.concatenate(cols[key]) for key in ("a", "b", "c", "d", "relation", "second")))
+
+
 def _unit(W: np.ndarray) -> np.ndarray:
     norm = np.linalg.norm(W, axis=1, keepdims=True)
     return np.divide(W, norm, out=np.zeros_like(W), where=norm > 0)
@@ -307,6 +355,13 @@ def accuracy(W: np.ndarray, q: Analogies, scoring: str) -> float:
     return float(predict_hits(W, q, scoring).mean()) if len(q) else float("nan")
 
 
+def hits_by_k(spec: Spectrum, q: Analogies, ks: list[int], power: float, scoring: str) -> np.ndarray:
+    """Boolean (len(ks), len(q)): hit per analogy for each k, so that subsets (the analogies
+    that involve one attribute, those that do not) are read off without scoring again."""
+    return np.stack([predict_hits(spec.embedding(k, power), q, scoring) for k in ks]) if ks \
+        else np.zeros((0, len(q)), bool)
+
+
 def accuracy_curve(spec: Spectrum, q: Analogies, ks: list[int], power: float,
                    scorings=("eq13", "3cosadd")) -> dict[str, list[float]]:
     """Accuracy for each k in ``ks`` (k <= the spectrum's size), per scoring."""
@@ -322,6 +377,22 @@ def remove_relation_pairs(counts, K: int, relation: int):
     C = counts.toarray() if hasattr(counts, "toarray") else np.array(counts, copy=True)
     C[relation_mask(K, relation)] = 0
     return C
+
+
+def strongest_weakest(p: np.ndarray, s: np.ndarray) -> tuple[int, int]:
+    """The attributes of largest and smallest log M coupling gamma_k (the coefficient of
+    alpha_ik alpha_jk, :func:`logm_affine`; the paper's attribute eigenvalue is 2^K gamma_k,
+    Sec. 6 Result 4): the 'strongest' and 'weakest' semantic directions its Fig. 3c prunes."""
+    c2 = logm_affine(p, s)[2]
+    return int(np.argmax(c2)), int(np.argmin(c2))
+
+
+def prune_relation_logm(L: np.ndarray, K: int, relation: int) -> np.ndarray:
+    """The paper's removal (Sec. 9): log M'(i, j) = 0 on the 2^(K-1) pairs of words that differ
+    in attribute ``relation`` only (2^K cells, both directions), every other cell as in L."""
+    out = np.array(L, dtype=float, copy=True)
+    out[relation_mask(K, relation)] = 0.0
+    return out
 
 
 def relation_mask(K: int, relation: int) -> np.ndarray:

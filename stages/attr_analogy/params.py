@@ -54,6 +54,9 @@ class TrainParams(Strict):
     saturation_corpus: CorpusName = Field(description="the sampled corpus the saturation check (ii) reads")
     removal_corpus: CorpusName = Field(description="smaller sampled corpus of the pair-removal ablation (iv)")
     analogies_per_relation: int = Field(ge=10, le=100_000, description="attribute-flip analogies drawn per attribute")
+    pair_base_words: PosInt | None = Field(
+        description="the paper's analogy sets T(k1, k2) (Sec. 6): base words per attribute pair, a fixed "
+                    "random sample; null = all 2^(K-2) (checked against K when the corpora are read)")
     k_max: int = Field(ge=2, le=4096, description="k sweep covers every k = 1..k_max (must be >= 3K)")
     k_extra: list[PosInt] = Field(description="larger k also evaluated (M's decline)")
     power: float = Field(ge=0, le=1, description="embedding W = V_k |Lambda_k|^power")
