@@ -7,7 +7,7 @@ import pytest
 from stages.attr_analogy.params import AttrParams
 from stages.common.params import PROFILES, load_study
 
-from tests.common.conftest import params_error, stops_before_compute, stops_without_input
+from tests.common.conftest import code_copy, params_error, run_module, stops_before_compute
 
 
 @pytest.mark.parametrize("profile", PROFILES)
@@ -70,11 +70,11 @@ def test_stage_exits_2_on_bad_param_before_compute(tmp_path, stage_env, python_e
 
 
 def test_stage_exits_2_when_a_named_corpus_is_missing(tmp_path, stage_env, python_exe):
-    """Valid params but no corpus folder: exit 2 naming the missing corpora and the stage that
-    makes them, not a traceback (the stage's input check against dvc.lock answers first)."""
-    err = stops_without_input(tmp_path, "stages.attr_analogy.train",
-                              "dvc repro stages/common/corpora/dvc.yaml:corpora-attributes", stage_env, python_exe)
-    assert "data/corpora/attributes" in err and "is missing" in err
+    """Valid params but no corpus folder: exit 2 naming the corpus, not a traceback."""
+    root = code_copy(tmp_path)
+    res = run_module(root, "stages.attr_analogy.train", stage_env, python_exe)
+    assert res.returncode == 2, res.stderr
+    assert "corpus 'narrow'" in res.stderr and "Traceback" not in res.stderr
 
 
 def test_pair_base_words_must_be_positive_or_null(params_copy):
