@@ -165,6 +165,9 @@ class M3Params(Strict):
     nonconvex_upper: bool = Field(description="also send smooth non-convex variables to BOBD's upper level")
     problems: list[str] = Field(description="benchmark problems to run (empty = all)")
     multi: bool = Field(description="run the multi-objective set (hypervolume vs NSGA-II)")
+    n_boot: int = Field(ge=100, le=1_000_000, description="bootstrap resamples of the paired BOBD-minus-baseline "
+                                                          "difference (problems resampled within their class)")
+    ci_level: float = Field(gt=0.5, lt=1, description="confidence level of that bootstrap interval")
 
     @model_validator(mode="after")
     def _check(self) -> "M3Params":
