@@ -45,7 +45,7 @@ def run_problem(prob, seed: int, mp) -> list[dict]:
 
     opts = dict(max_iter=mp.ipopt_max_iter, feas_tol=mp.feas_tol)
     rb = bobd(prob.build(), budget=mp.budget, seed=seed, pop_size=mp.bobd_pop,
-              nonconvex_upper=mp.nonconvex_upper, **opts)
+              nonconvex_upper=mp.nonconvex_upper, upper_ea=mp.upper_ea, **opts)
     ri = ipopt_multistart(prob.build(), budget=rb.evals, seed=seed, **opts)
     rg = ga_alone(prob.build(), budget=rb.evals, seed=seed, pop_size=mp.ga_pop, feas_tol=mp.feas_tol)
     rows = []
