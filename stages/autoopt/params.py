@@ -163,8 +163,13 @@ class M3Params(Strict):
     nsga_pop: int = Field(ge=4, le=1000, description="the NSGA-II reference's population")
     ipopt_max_iter: int = Field(ge=1, le=10_000, description="IPOPT iterations a solve (every method)")
     nonconvex_upper: bool = Field(description="also send smooth non-convex variables to BOBD's upper level")
+    upper_ea: Literal["ga", "g3pcx"] = Field(description="BOBD's upper-level EA: pymoo's GA, or BLEAQ2's "
+                                                          "steady-state PCX operators (m3/bobd.py _bobd_g3pcx)")
     problems: list[str] = Field(description="benchmark problems to run (empty = all)")
     multi: bool = Field(description="run the multi-objective set (hypervolume vs NSGA-II)")
+    n_boot: int = Field(ge=100, le=1_000_000, description="bootstrap resamples of the paired BOBD-minus-baseline "
+                                                          "difference (problems resampled within their class)")
+    ci_level: float = Field(gt=0.5, lt=1, description="confidence level of that bootstrap interval")
 
     @model_validator(mode="after")
     def _check(self) -> "M3Params":

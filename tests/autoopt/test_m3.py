@@ -1,6 +1,10 @@
 """M3: the Pyomo -> casadi converter against Pyomo's own values, IPOPT against closed forms, BOBD
 against brute-force enumeration, every benchmark problem's stated optimum, the variable
-classification on hand-made models, bad params, and determinism (in process and at smoke size)."""
+classification on hand-made models, bad params, and determinism (in process and at smoke size).
+Issue 20's grown set: shifts move the optimum and keep its value, each new family's closed-form
+optimum against a library global solver on a tiny instance, the fixed-point problems against the
+literature's values and a local solve, integer optima by enumeration; the paired bootstrap on
+cases worked by hand."""
 from __future__ import annotations
 
 import copy
@@ -151,6 +155,29 @@ def test_bobd_on_a_tiny_minlp_matches_brute_force():
     assert res.feasible and res.objective == pytest.approx(best, abs=1e-6)
 
 
+def test_bobd_with_bleaq2_operators():
+    """The g3pcx upper level (BLEAQ2's operators): on a continuous problem with a kink at the
+    upper level (optimum 0 at u = 0.3, x = u) it gets within 1e-3; on the tiny MINLP it is never
+    better than the brute-force optimum; the same answer twice for one seed."""
+    import pyomo.environ as pe
+
+    from stages.autoopt.m3.bobd import bobd
+
+    m = pe.ConcreteModel()
+    m.u = pe.Var(bounds=(-2, 2))
+    m.x = pe.Var([1, 2, 3], bounds=(-5, 5))
+    m.obj = pe.Objective(expr=abs(m.u - 0.3) + sum((m.x[i] - m.u) ** 2 for i in m.x))
+    res = bobd(m, budget=1500, seed=0, pop_size=10, upper_ea="g3pcx")
+    assert res.upper_vars == ["u"] and res.feasible and res.objective < 1e-3
+    runs = [bobd(_tiny_minlp(), budget=1500, seed=0, pop_size=10, upper_ea="g3pcx") for _ in range(2)]
+    assert runs[0].objective == runs[1].objective and runs[0].evals == runs[1].evals
+    best = bobd(_tiny_minlp(), budget=1500, seed=0, pop_size=10)          # = brute force (test above)
+    assert runs[0].feasible and runs[0].objective >= best.objective - 1e-9
+    assert runs[0].extra["upper_ea"] == "g3pcx" and sorted(runs[0].upper_vars) == ["y[1]", "y[2]"]
+    with pytest.raises(ValueError, match="upper_ea must be"):
+        bobd(_tiny_minlp(), budget=100, seed=0, upper_ea="pso")
+
+
 def test_ex1221_optimum_by_enumerating_the_binaries():
     from stages.autoopt.m3.problems import problems
 
@@ -288,6 +315,15 @@ def test_bad_m3_params_name_the_key(real_params):
     bad = copy.deepcopy(real_params)
     del bad["autoopt"]["paper"]["m3"]["feas_tol"]
     assert "autoopt.paper.m3.feas_tol" in params_error("autoopt", AutoOptParams, bad, profile="paper")
+    bad = copy.deepcopy(real_params)
+    bad["autoopt"]["default"]["m3"]["n_boot"] = 5
+    assert "autoopt.default.m3.n_boot = 5" in params_error("autoopt", AutoOptParams, bad)
+    bad = copy.deepcopy(real_params)
+    bad["autoopt"]["default"]["m3"]["ci_level"] = 1.5
+    assert "autoopt.default.m3.ci_level = 1.5" in params_error("autoopt", AutoOptParams, bad)
+    bad = copy.deepcopy(real_params)
+    bad["autoopt"]["default"]["m3"]["upper_ea"] = "pso"
+    assert "autoopt.default.m3.upper_ea = 'pso'" in params_error("autoopt", AutoOptParams, bad)
 
 
 def test_same_seed_same_rows():
@@ -296,8 +332,209 @@ def test_same_seed_same_rows():
     from stages.autoopt.params import M3Params
 
     mp = M3Params(runs=1, rel_tol=0.01, feas_tol=1e-6, budget=200, bobd_pop=10, ga_pop=10, nsga_pop=10,
-                  ipopt_max_iter=50, nonconvex_upper=False, problems=[], multi=False)
+                  ipopt_max_iter=50, nonconvex_upper=False, upper_ea="ga", problems=[], multi=False, n_boot=100,
+                  ci_level=0.9)
     probs = [p for p in problems() if p.name in ("nesterov_cr_5", "ex1221", "smd1_111")]
     runs = [[{k: v for k, v in r.items() if k != "seconds"} for p in probs for r in run_problem(p, 3, mp)]
             for _ in range(2)]
     assert runs[0] == runs[1] and len(runs[0]) == 9
+
+
+# --------------------------------------------------------------------------- issue 20: the grown set
+def _cm(build):
+    from stages.autoopt.m3.pyomo_casadi import build_casadi
+
+    return build_casadi(build())
+
+
+def _f(cm, Z):
+    return cm.evaluate(np.atleast_2d(Z), np.zeros((len(np.atleast_2d(Z)), 0)))[0]
+
+
+def test_the_grown_complex_set_has_over_100_problems_and_keeps_issue_8s():
+    from stages.autoopt.m3.problems import COMPLEX_CLASSES, ORIGINAL, problems
+
+    ps = problems()
+    names = [p.name for p in ps]
+    assert len(set(names)) == len(names)
+    cx = [p for p in ps if p.cls in COMPLEX_CLASSES]
+    assert len(cx) >= 100 and ORIGINAL <= set(names)
+    assert sum(p.name in ORIGINAL for p in cx) == 20
+    assert all(sum(p.cls == c for p in cx) >= 20 for c in COMPLEX_CLASSES)
+
+
+SHIFTABLE = ["rastrigin", "ackley", "griewank", "rosenbrock", "chained_lq", "chained_cb3_ii", "nesterov_cr",
+             "hmm_maxq", "hmm_mxhilb", "hmm_cb3_i", "hmm_active_faces", "hmm_brown2", "hmm_crescent_i",
+             "hmm_crescent_ii", "step_f6", "noncont_rastrigin", "int_f1", "int_sphere"]
+
+
+@pytest.mark.parametrize("fam", SHIFTABLE)
+def test_a_shift_moves_the_function_and_keeps_its_values(fam):
+    """f_o(x + o) = f(x): the optimum moves by o with the same value (CEC 2005's shifted functions)."""
+    from stages.autoopt.m3 import problems as P
+
+    make = getattr(P, fam)
+    n = 4
+    integer = fam.startswith("int_")
+    rng = np.random.default_rng(1)
+    o = rng.integers(-3, 4, n).astype(float) if integer else rng.uniform(-0.4, 0.4, n)
+    plain, shifted = _cm(make(n)), _cm(make(n, o=tuple(o)))
+    X = rng.uniform(-1.5, 1.5, (50, n))
+    if integer:
+        X = np.round(X)
+    assert np.allclose(_f(shifted, X + o), _f(plain, X), rtol=1e-12, atol=1e-12)
+
+
+# each new family's closed-form optimum (at n = 2, shifted) against scipy's differential evolution
+FAMILY_OPTIMA = {
+    "hmm_maxq": (lambda n: 0.0, 0.0), "hmm_mxhilb": (lambda n: 0.0, 0.0),
+    "hmm_cb3_i": (lambda n: 2.0 * (n - 1), 1.0), "hmm_active_faces": (lambda n: 0.0, 0.0),
+    "hmm_brown2": (lambda n: 0.0, 0.0), "hmm_crescent_i": (lambda n: 0.0, 0.0),
+    "hmm_crescent_ii": (lambda n: 0.0, 0.0), "rosenbrock": (lambda n: 0.0, 1.0),
+    "chained_lq": (lambda n: -(n - 1) * math.sqrt(2), 1 / math.sqrt(2)),
+    "noncont_rastrigin": (lambda n: 0.0, 0.0),
+}
+
+
+@pytest.mark.parametrize("fam", sorted(FAMILY_OPTIMA))
+def test_family_optimum_matches_a_global_solver_on_a_tiny_instance(fam):
+    from scipy.optimize import differential_evolution
+
+    from stages.autoopt.m3 import problems as P
+
+    opt, x0 = FAMILY_OPTIMA[fam]
+    o = (0.3, -0.2)
+    cm = _cm(getattr(P, fam)(2, o=o))
+    assert _f(cm, np.array([x0, x0]) + o)[0] == pytest.approx(opt(2), abs=1e-12)
+    lb, ub = np.maximum(cm.lb, -3), np.minimum(cm.ub, 3)
+    polish = fam != "noncont_rastrigin"       # L-BFGS-B polishing across its jumps is meaningless
+    res = differential_evolution(lambda Z: _f(cm, Z.T), list(zip(lb, ub)), vectorized=True, seed=0, tol=1e-12,
+                                 maxiter=600, popsize=30, polish=polish, updating="deferred")
+    assert res.fun >= opt(2) - 1e-9                       # nothing below the stated optimum ...
+    assert res.fun == pytest.approx(opt(2), abs=1e-4)     # ... and the solver finds it
+
+
+@pytest.mark.parametrize("name,literature,tol", [
+    ("six_hump_camel", -1.0316285, 1e-7), ("branin", 0.397887, 1e-6), ("goldstein_price", 3.0, 1e-12),
+    ("g01", -15.0, 1e-12), ("g04", -30665.539, 1e-3), ("g12", -1.0, 1e-12), ("g24", -5.508013, 1e-6)])
+def test_fixed_problems_match_the_literature_and_a_local_solve(name, literature, tol):
+    """The stated optimum is the literature's value (to its printed digits), and IPOPT started at
+    the stated point finds nothing better (a KKT point)."""
+    from stages.autoopt.m3.core import Ipopt
+    from stages.autoopt.m3.problems import problems
+
+    p = next(q for q in problems() if q.name == name)
+    assert p.optimum == pytest.approx(literature, abs=tol)
+    if name == "g12":      # the ball constraint's min() has no useful derivative at the optimum
+        return
+    cm = _cm(p.build)
+    x, _ = Ipopt(cm, 200).solve(np.array(p.point["x"], float), np.zeros(0))
+    f, g = cm.evaluate(x[None], np.zeros((1, 0)))
+    assert cm.violation(g)[0] > 1e-7 or f[0] >= p.optimum - 1e-7 * max(1, abs(p.optimum))
+
+
+@pytest.mark.parametrize("name", ["int_f3", "int_f3_s1", "int_f4_s1", "int_f5_s2", "int_f6_s1", "int_f7_s2"])
+def test_integer_optima_by_local_enumeration(name):
+    """Every integer point within 3 (F3, F5: 5 and 4 dimensions) or 12 of the stated optimum:
+    none is better, and the stated point attains it."""
+    from stages.autoopt.m3.problems import problems
+
+    p = next(q for q in problems() if q.name == name)
+    cm = _cm(p.build)
+    x = np.array(p.point["x"], float)
+    r = 3 if len(x) > 2 else 12
+    grid = np.array(list(itertools.product(range(-r, r + 1), repeat=len(x))), float) + x
+    vals = _f(cm, grid)
+    assert vals.min() == pytest.approx(p.optimum, abs=1e-9)
+    assert _f(cm, x)[0] == pytest.approx(p.optimum, abs=1e-9)
+
+
+def test_step_and_dejong_optima_by_grid():
+    from stages.autoopt.m3.problems import problems
+
+    ps = {p.name: p for p in problems()}
+    p = ps["step_f6_2s"]
+    cm = _cm(p.build)
+    o = np.array(p.meta["shift"])
+    g = np.linspace(-100, 100, 801)
+    Z = np.array(list(itertools.product(g, g)))
+    assert _f(cm, Z).min() >= 0 and _f(cm, o + 0.49)[0] == 0 and _f(cm, o - 0.49)[0] == 0
+    assert _f(cm, o + 0.51)[0] == 2.0 and _f(cm, o - 0.51)[0] == 2.0   # floor(z + 1/2) jumps at z = +-1/2
+    p = ps["dejong_f3_3"]
+    cm = _cm(p.build)
+    g = np.linspace(-5.12, 5.12, 101)
+    assert _f(cm, np.array(list(itertools.product(g, g, g)))).min() == p.optimum == -18.0
+
+
+def test_ipopt_within_budget_reading_never_exceeds_the_budget():
+    from stages.autoopt.m3.baselines import ipopt_multistart
+    from stages.autoopt.m3.problems import problems
+
+    p = next(q for q in problems() if q.name == "rastrigin_5s")
+    res = ipopt_multistart(p.build(), budget=400, seed=0, max_iter=100)
+    w = res.extra["within_budget"]
+    assert res.extra["starts"] >= 2 and w["evals"] <= 400 <= res.evals
+    assert w["objective"] >= res.objective - 1e-12        # a subset of the same starts
+
+
+# --------------------------------------------------------------------------- the paired bootstrap
+def test_paired_bootstrap_by_hand():
+    from stages.autoopt.m3.stats import paired_bootstrap, sign_counts
+
+    # constant differences: no spread
+    r = paired_bootstrap([0.5] * 7, None, n_boot=500, level=0.95, seed=0)
+    assert r["mean"] == r["low"] == r["high"] == 0.5 and r["n"] == 7
+    # strata A = (1, 1) and B = (0, 1): a resample keeps two of each, so the mean is
+    # (2 + 2 * mean_B) / 4 with mean_B in {0, 1/2, 1} w.p. 1/4, 1/2, 1/4 -> {0.5, 0.75, 1}
+    r = paired_bootstrap([1, 1, 0, 1], ["a", "a", "b", "b"], n_boot=40000, level=0.95, seed=1)
+    assert r["mean"] == 0.75 and (r["low"], r["high"]) == (0.5, 1.0)
+    r = paired_bootstrap([1, 1, 0, 1], ["a", "a", "b", "b"], n_boot=40000, level=0.4, seed=1)
+    assert (r["low"], r["high"]) == (0.75, 0.75)       # the middle 40% lies in the mass 1/2 at 0.75
+    # unstratified, two differences (1, 0): the mean of two draws is 0, 1/2, 1 w.p. 1/4, 1/2, 1/4
+    r = paired_bootstrap([1, 0], None, n_boot=40000, level=0.95, seed=2)
+    assert (r["low"], r["high"]) == (0.0, 1.0)
+    assert sign_counts([0.5, -1, 0, 0, 2]) == {"better": 2, "worse": 1, "tied": 2}
+
+
+def test_paired_bootstrap_agrees_with_scipy_unstratified():
+    from scipy import stats
+
+    from stages.autoopt.m3.stats import paired_bootstrap
+
+    rng = np.random.default_rng(0)
+    d = rng.choice([-1.0, 0.0, 0.0, 1.0, 1.0], size=60)
+    ours = paired_bootstrap(d, None, n_boot=20000, level=0.9, seed=3)
+    ref = stats.bootstrap((d,), np.mean, n_resamples=20000, confidence_level=0.9, method="percentile",
+                          random_state=4).confidence_interval
+    assert ours["low"] == pytest.approx(ref.low, abs=0.02) and ours["high"] == pytest.approx(ref.high, abs=0.02)
+
+
+def test_paired_bootstrap_rejects_bad_input():
+    from stages.autoopt.m3.stats import paired_bootstrap
+
+    with pytest.raises(ValueError, match="non-empty"):
+        paired_bootstrap([], None, n_boot=10, level=0.9, seed=0)
+    with pytest.raises(ValueError, match="level must lie"):
+        paired_bootstrap([1.0], None, n_boot=10, level=1.2, seed=0)
+    with pytest.raises(ValueError, match="strata has 1 labels for 2"):
+        paired_bootstrap([1.0, 0.0], ["a"], n_boot=10, level=0.9, seed=0)
+    with pytest.raises(ValueError, match="finite"):
+        paired_bootstrap([1.0, float("nan")], None, n_boot=10, level=0.9, seed=0)
+
+
+def test_paired_margin_from_rows_by_hand():
+    """Two problems x two runs: BOBD (1, 1) and (0, 1), IPOPT (1, 0) and (0, 0) -> per-problem
+    differences 1/2 and 1/2 -> mean 1/2 (= the pooled margin 3/4 - 1/4), no spread."""
+    from stages.autoopt.m3.evaluate import paired
+    from stages.autoopt.params import M3Params
+
+    mp = M3Params(runs=2, rel_tol=0.01, feas_tol=1e-6, budget=200, bobd_pop=10, ga_pop=10, nsga_pop=10,
+                  ipopt_max_iter=50, nonconvex_upper=False, upper_ea="ga", problems=[], multi=False, n_boot=200,
+                  ci_level=0.9)
+    succ = {("p", "bobd"): (1, 1), ("q", "bobd"): (0, 1), ("p", "ipopt"): (1, 0), ("q", "ipopt"): (0, 0),
+            ("p", "ga"): (0, 0), ("q", "ga"): (0, 0)}
+    rows = [{"problem": pr, "class": "integer" if pr == "p" else "nonconvex", "method": m, "seed": s,
+             "success": bool(v[s])} for (pr, m), v in succ.items() for s in (0, 1)]
+    r = paired(rows, mp, 0, "ipopt")
+    assert (r["mean"], r["low"], r["high"]) == (0.5, 0.5, 0.5)
+    assert (r["better"], r["worse"], r["tied"]) == (2, 0, 0)

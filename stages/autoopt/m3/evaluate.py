@@ -12,6 +12,11 @@ Protocol (fixed before any result was seen; see bobd.py and baselines.py for the
 * per class: success rate, mean gap, feasible rate, evaluations, wall time; "the complex set"
   is m3_problems.COMPLEX_CLASSES, pooled; ``best_class_margin_vs_<baseline>`` is the largest
   BOBD-minus-baseline success rate over all single-objective classes (and which class);
+* the paired comparison on the complex set (issue 20): per problem, BOBD's success rate over its
+  runs minus the baseline's (same seeds), their mean (= the pooled margin) with a percentile
+  bootstrap interval that resamples problems within their class (``n_boot``, ``ci_level``;
+  stats.py), and the problems won / lost / tied; the same margins on issue 8's 20 problems and
+  on the added ones; IPOPT restricted to the starts that ended within BOBD's evaluations;
 * multi-objective: BOBD's final non-dominated set vs pymoo's NSGA-II with the same evaluations,
   by hypervolume (pymoo's indicator, reference point m3_problems.HV_REF); ratio BOBD / NSGA-II.
 
@@ -40,20 +45,61 @@ def run_problem(prob, seed: int, mp) -> list[dict]:
 
     opts = dict(max_iter=mp.ipopt_max_iter, feas_tol=mp.feas_tol)
     rb = bobd(prob.build(), budget=mp.budget, seed=seed, pop_size=mp.bobd_pop,
-              nonconvex_upper=mp.nonconvex_upper, **opts)
+              nonconvex_upper=mp.nonconvex_upper, upper_ea=mp.upper_ea, **opts)
     ri = ipopt_multistart(prob.build(), budget=rb.evals, seed=seed, **opts)
     rg = ga_alone(prob.build(), budget=rb.evals, seed=seed, pop_size=mp.ga_pop, feas_tol=mp.feas_tol)
     rows = []
     for method, r in zip(METHODS, (rb, ri, rg)):
-        gap = (r.objective - prob.optimum) / max(1.0, abs(prob.optimum))
-        rows.append({"method": method, "problem": prob.name, "class": prob.cls, "seed": seed,
-                     "objective": r.objective, "optimum": prob.optimum, "gap": gap,
-                     "feasible": r.feasible, "max_violation": r.max_violation,
-                     "success": bool(r.feasible and r.max_violation <= mp.feas_tol and gap <= mp.rel_tol),
-                     "beats_known": bool(r.feasible and gap < -mp.rel_tol),
-                     "evals": r.evals, "seconds": r.seconds,
-                     "upper_vars": len(rb.upper_vars) if method == "bobd" else ""})
+        gap = _gap(r.objective, prob.optimum)
+        row = {"method": method, "problem": prob.name, "class": prob.cls, "seed": seed,
+               "objective": r.objective, "optimum": prob.optimum, "gap": gap,
+               "feasible": r.feasible, "max_violation": r.max_violation,
+               "success": _success(r.feasible, r.max_violation, gap, mp),
+               "beats_known": bool(r.feasible and gap < -mp.rel_tol),
+               "evals": r.evals, "seconds": r.seconds,
+               "upper_vars": len(rb.upper_vars) if method == "bobd" else "",
+               "within_budget_success": "", "within_budget_evals": ""}
+        if method == "ipopt":   # the best of the starts that ended within BOBD's evaluations
+            w = r.extra["within_budget"]
+            row["within_budget_success"] = _success(w["feasible"], w["max_violation"],
+                                                    _gap(w["objective"], prob.optimum), mp)
+            row["within_budget_evals"] = w["evals"]
+        rows.append(row)
     return rows
+
+
+def _gap(objective: float, optimum: float) -> float:
+    return (objective - optimum) / max(1.0, abs(optimum))
+
+
+def _success(feasible: bool, violation: float, gap: float, mp) -> bool:
+    return bool(feasible and violation <= mp.feas_tol and gap <= mp.rel_tol)
+
+
+def per_problem(rows: list[dict], key: str = "success") -> dict[str, dict]:
+    """problem -> {"class", method: mean of ``key`` over its runs}."""
+    out: dict[str, dict] = {}
+    for r in rows:
+        d = out.setdefault(r["problem"], {"class": r["class"]})
+        d.setdefault(r["method"], []).append(float(r[key]) if r[key] != "" else np.nan)
+    for d in out.values():
+        for m in METHODS:
+            if m in d:
+                d[m] = float(np.mean(d[m]))
+    return out
+
+
+def paired(rows: list[dict], mp, seed: int, base: str) -> dict:
+    """BOBD minus ``base`` on the same problems and seeds: the per-problem success differences'
+    mean (= the pooled margin, every problem having the same runs), its class-stratified bootstrap
+    interval (stats.paired_bootstrap) and the problems won, lost and tied."""
+    from .stats import paired_bootstrap, sign_counts
+
+    pp = per_problem(rows)
+    names = sorted(pp)
+    diff = [pp[n]["bobd"] - pp[n][base] for n in names]
+    ci = paired_bootstrap(diff, [pp[n]["class"] for n in names], n_boot=mp.n_boot, level=mp.ci_level, seed=seed)
+    return {**ci, **sign_counts(diff)}
 
 
 def summarise(rows: list[dict]) -> dict:
@@ -146,7 +192,7 @@ def main() -> None:
         from stages.common.io import atomic_dir, write_json
         from stages.common.plots import write_csv
 
-        from .problems import CLASSES, COMPLEX_CLASSES, problems
+        from .problems import CLASSES, COMPLEX_CLASSES, ORIGINAL, problems
 
         limit_threads(default=1)
         warnings.filterwarnings("ignore", category=RuntimeWarning)
@@ -162,17 +208,38 @@ def main() -> None:
         cx = [r for r in rows if r["class"] in COMPLEX_CLASSES]
         complex_ = summarise(cx) if cx else None
         metrics: dict = {"classes": per_class, "complex_classes": list(COMPLEX_CLASSES),
-                         "problems": {p.name: {"class": p.cls, "optimum": p.optimum, "source": p.source}
+                         "problems": {p.name: {"class": p.cls, "optimum": p.optimum, "source": p.source,
+                                               "issue8_set": p.name in ORIGINAL}
                                       for p in probs},
                          "protocol": mp.model_dump()}
         if complex_:
+            within = [r for r in cx if r["method"] == "ipopt"]
+            within_rate = float(np.mean([r["within_budget_success"] for r in within]))
             metrics["complex"] = {
+                "problems": len({r["problem"] for r in cx}),
+                "runs": complex_["bobd"]["runs"],
                 "success": {m: complex_[m]["success"] for m in METHODS},
                 "mean_gap": {m: complex_[m]["mean_gap"] for m in METHODS},
                 "evals": {m: complex_[m]["evals"] for m in METHODS},
                 "seconds": {m: complex_[m]["seconds"] for m in METHODS},
                 "margin_vs_ipopt": complex_["bobd"]["success"] - complex_["ipopt"]["success"],
-                "margin_vs_ga": complex_["bobd"]["success"] - complex_["ga"]["success"]}
+                "margin_vs_ga": complex_["bobd"]["success"] - complex_["ga"]["success"],
+                "margin_vs_ipopt_ci": paired(cx, mp, ctx.seed, "ipopt"),
+                "margin_vs_ga_ci": paired(cx, mp, ctx.seed + 1, "ga"),
+                # IPOPT restricted to the starts that ended within BOBD's evaluations (its last
+                # start may overshoot them): the strictly-equal-evaluations reading
+                "ipopt_within_budget": {"success": within_rate,
+                                        "margin_vs_ipopt": complex_["bobd"]["success"] - within_rate},
+            }
+            for part, keep in (("issue8_set", True), ("added", False)):
+                sub = [r for r in cx if (r["problem"] in ORIGINAL) == keep]
+                if sub:
+                    s_ = summarise(sub)
+                    metrics["complex"][part] = {
+                        "problems": len({r["problem"] for r in sub}),
+                        "success": {m: s_[m]["success"] for m in METHODS},
+                        "margin_vs_ipopt": s_["bobd"]["success"] - s_["ipopt"]["success"],
+                        "margin_vs_ga": s_["bobd"]["success"] - s_["ga"]["success"]}
         for base in ("ipopt", "ga"):
             margins = {c: s["bobd"]["success"] - s[base]["success"] for c, s in per_class.items()}
             best = max(margins, key=margins.get) if margins else None
@@ -202,7 +269,12 @@ def main() -> None:
         for c, s in per_class.items():
             print(f"  {c:18s} " + "  ".join(f"{m} {s[m]['success']:.2f}" for m in METHODS))
         if complex_:
-            print("  complex set        " + "  ".join(f"{m} {metrics['complex']['success'][m]:.2f}" for m in METHODS))
+            c = metrics["complex"]
+            ci = c["margin_vs_ipopt_ci"]
+            print(f"  complex set ({c['problems']} problems x {mp.runs} runs) "
+                  + "  ".join(f"{m} {c['success'][m]:.3f}" for m in METHODS))
+            print(f"  BOBD - IPOPT {ci['mean']:+.3f}, {ci['level']:.0%} interval [{ci['low']:+.3f}, {ci['high']:+.3f}];"
+                  f" problems better / worse / tied {ci['better']} / {ci['worse']} / {ci['tied']}")
         if mp.multi:
             print(f"  multi-objective hypervolume ratio BOBD / NSGA-II: {metrics['multi']['hv_ratio']}")
 

@@ -31,6 +31,20 @@ Sources (optima and points):
   xl2 = 1). Open bounds of xl2 are closed a little inside (they do not bind at the optimum).
 * Multi-objective: ZDT1-3 (Zitzler, Deb, Thiele 2000), judged by hypervolume against pymoo's
   NSGA-II with the same evaluations (reference point HV_REF).
+* Issue 20 grew the complex set from 20 to 115 problems with more instances of the same
+  families (:func:`grown`): other dimensions n; a shift o of the optimum for most of them, as the
+  CEC 2005 suite shifts its functions (Suganthan et al., "Problem definitions and evaluation
+  criteria for the CEC 2005 special session on real-parameter optimization", 2005): f(x - o)
+  has the same optimum value at x* + o; o is drawn once per instance from a seed derived from
+  its name, inside a fraction of the box. Also the other problems of the same sources whose
+  optimum has a closed form: HMM 2004's generalised MAXQ and MXHILB, chained CB3 I, number of
+  active faces, nonsmooth Brown 2, chained crescent I and II (0, 0, 2(n-1), 0, 0, 0, 0); Yao,
+  Liu, Lin's f5 (Rosenbrock, 0 at 1), f17 (Branin, 5 / (4 pi)), f18 (Goldstein-Price, 3),
+  f20 (six-hump camel); CEC 2006 g01 (-15), g04, g12 (-1), g24 (best-known values and points of
+  the CEC 2006 report); Laskari et al.'s F1 (sum |x_i|) and F3 (-737); the non-continuous
+  Rastrigin of Liang, Qin, Suganthan, Baskar, "Comprehensive learning particle swarm optimizer",
+  IEEE TEC 10(3), 2006 (0 at 0). Every stated optimum is checked in tests (attained at the
+  stated point; not beaten by random search; closed forms, enumeration or a local solve).
 * Newsvendor by sample average (Shapiro, Dentcheva, Ruszczynski, "Lectures on stochastic
   programming", 2009, Sec. 1.2.1): demand samples drawn here with a fixed seed; the stated
   optimum is the SAA problem's (a separable piecewise-linear convex function, minimised exactly
@@ -74,37 +88,54 @@ def _max(*args):
     return MaxExpression(args)
 
 
+def _min(*args):
+    from pyomo.core.expr.numeric_expr import MinExpression
+
+    return MinExpression(args)
+
+
+def _z(m, o=None, name: str = "x") -> dict:
+    """Index -> the (shifted) variable: x_i, or x_i - o_i for a shift o (the optimum moves by o)."""
+    x = getattr(m, name)
+    if o is None:
+        return {i: x[i] for i in x}
+    return {i: x[i] - float(o[k]) for k, i in enumerate(x)}
+
+
 # --------------------------------------------------------------------------- non-convex
-def rastrigin(n: int):
+def rastrigin(n: int, o=None):
     import pyomo.environ as pe
 
     def build():
         m = _model(n, -5.12, 5.12)
-        m.obj = pe.Objective(expr=10 * n + sum(m.x[i] ** 2 - 10 * pe.cos(2 * math.pi * m.x[i]) for i in m.x))
+        z = _z(m, o)
+        m.obj = pe.Objective(expr=10 * n + sum(z[i] ** 2 - 10 * pe.cos(2 * math.pi * z[i]) for i in m.x))
         return m
     return build
 
 
-def ackley(n: int):
+def ackley(n: int, o=None):
     import pyomo.environ as pe
 
     def build():
         m = _model(n, -32.768, 32.768)
-        m.obj = pe.Objective(expr=-20 * pe.exp(-0.2 * pe.sqrt(sum(m.x[i] ** 2 for i in m.x) / n + 1e-12))
-                             - pe.exp(sum(pe.cos(2 * math.pi * m.x[i]) for i in m.x) / n) + 20 + math.e)
+        z = _z(m, o)
+        m.obj = pe.Objective(expr=-20 * pe.exp(-0.2 * pe.sqrt(sum(z[i] ** 2 for i in m.x) / n + 1e-12))
+                             - pe.exp(sum(pe.cos(2 * math.pi * z[i]) for i in m.x) / n) + 20 + math.e)
         return m
     return build
 
 
-def griewank(n: int):
+def griewank(n: int, o=None):
     import pyomo.environ as pe
 
     def build():
         m = _model(n, -600, 600)
+        z = _z(m, o)
         prod = 1
         for i in m.x:
-            prod = prod * pe.cos(m.x[i] / math.sqrt(i))
-        m.obj = pe.Objective(expr=1 + sum(m.x[i] ** 2 for i in m.x) / 4000 - prod)
+            prod = prod * pe.cos(z[i] / math.sqrt(i))
+        m.obj = pe.Objective(expr=1 + sum(z[i] ** 2 for i in m.x) / 4000 - prod)
         return m
     return build
 
@@ -147,49 +178,53 @@ def g11():
 
 
 # --------------------------------------------------------------------------- non-differentiable
-def chained_lq(n: int):
+def chained_lq(n: int, o=None):
     import pyomo.environ as pe
 
     def build():
         m = _model(n, -2, 2)
-        m.obj = pe.Objective(expr=sum(_max(-m.x[i] - m.x[i + 1],
-                                           -m.x[i] - m.x[i + 1] + m.x[i] ** 2 + m.x[i + 1] ** 2 - 1)
+        x = _z(m, o)
+        m.obj = pe.Objective(expr=sum(_max(-x[i] - x[i + 1],
+                                           -x[i] - x[i + 1] + x[i] ** 2 + x[i + 1] ** 2 - 1)
                                       for i in range(1, n)))
         return m
     return build
 
 
-def chained_cb3_ii(n: int):
+def chained_cb3_ii(n: int, o=None):
     import pyomo.environ as pe
 
     def build():
         m = _model(n, -2, 2)
+        x = _z(m, o)
         r = range(1, n)
-        m.obj = pe.Objective(expr=_max(sum(m.x[i] ** 4 + m.x[i + 1] ** 2 for i in r),
-                                       sum((2 - m.x[i]) ** 2 + (2 - m.x[i + 1]) ** 2 for i in r),
-                                       sum(2 * pe.exp(-m.x[i] + m.x[i + 1]) for i in r)))
+        m.obj = pe.Objective(expr=_max(sum(x[i] ** 4 + x[i + 1] ** 2 for i in r),
+                                       sum((2 - x[i]) ** 2 + (2 - x[i + 1]) ** 2 for i in r),
+                                       sum(2 * pe.exp(-x[i] + x[i + 1]) for i in r)))
         return m
     return build
 
 
-def nesterov_cr(n: int):
+def nesterov_cr(n: int, o=None):
     import pyomo.environ as pe
 
     def build():
         m = _model(n, -2, 2)
-        m.obj = pe.Objective(expr=0.25 * abs(m.x[1] - 1)
-                             + sum(abs(m.x[i + 1] - 2 * abs(m.x[i]) + 1) for i in range(1, n)))
+        x = _z(m, o)
+        m.obj = pe.Objective(expr=0.25 * abs(x[1] - 1)
+                             + sum(abs(x[i + 1] - 2 * abs(x[i]) + 1) for i in range(1, n)))
         return m
     return build
 
 
 # --------------------------------------------------------------------------- discontinuous
-def step_f6(n: int):
+def step_f6(n: int, o=None):
     import pyomo.environ as pe
 
     def build():
         m = _model(n, -100, 100)
-        m.obj = pe.Objective(expr=sum(pe.floor(m.x[i] + 0.5) ** 2 for i in m.x))
+        z = _z(m, o)
+        m.obj = pe.Objective(expr=sum(pe.floor(z[i] + 0.5) ** 2 for i in m.x))
         return m
     return build
 
@@ -205,58 +240,60 @@ def dejong_f3(n: int):
 
 
 # --------------------------------------------------------------------------- integer
-def int_f4():
+def int_f4(o=None):
     import pyomo.environ as pe
 
     def build():
         m = _model(2, -100, 100, integer=True)
-        m.obj = pe.Objective(expr=(9 * m.x[1] ** 2 + 2 * m.x[2] ** 2 - 11) ** 2
-                             + (3 * m.x[1] + 4 * m.x[2] ** 2 - 7) ** 2)
+        x = _z(m, o)
+        m.obj = pe.Objective(expr=(9 * x[1] ** 2 + 2 * x[2] ** 2 - 11) ** 2
+                             + (3 * x[1] + 4 * x[2] ** 2 - 7) ** 2)
         return m
     return build
 
 
-def int_f5():
+def int_f5(o=None):
     import pyomo.environ as pe
 
     def build():
         m = _model(4, -100, 100, integer=True)
-        x = m.x
+        x = _z(m, o)
         m.obj = pe.Objective(expr=(x[1] + 10 * x[2]) ** 2 + 5 * (x[3] - x[4]) ** 2 + (x[2] - 2 * x[3]) ** 4
                              + 10 * (x[1] - x[4]) ** 4)
         return m
     return build
 
 
-def int_f6():
+def int_f6(o=None):
     import pyomo.environ as pe
 
     def build():
         m = _model(2, -100, 100, integer=True)
-        x = m.x
+        x = _z(m, o)
         m.obj = pe.Objective(expr=2 * x[1] ** 2 + 3 * x[2] ** 2 + 4 * x[1] * x[2] - 6 * x[1] - 3 * x[2])
         return m
     return build
 
 
-def int_f7():
+def int_f7(o=None):
     import pyomo.environ as pe
 
     def build():
         m = _model(2, -100, 100, integer=True)
-        x = m.x
+        x = _z(m, o)
         m.obj = pe.Objective(expr=-3803.84 - 138.08 * x[1] - 232.92 * x[2] + 123.08 * x[1] ** 2
                              + 203.64 * x[2] ** 2 + 182.25 * x[1] * x[2])
         return m
     return build
 
 
-def int_sphere(n: int):
+def int_sphere(n: int, o=None):
     import pyomo.environ as pe
 
     def build():
         m = _model(n, -100, 100, integer=True)
-        m.obj = pe.Objective(expr=sum(m.x[i] ** 2 for i in m.x))
+        z = _z(m, o)
+        m.obj = pe.Objective(expr=sum(z[i] ** 2 for i in m.x))
         return m
     return build
 
@@ -434,4 +471,409 @@ def problems() -> list[BenchProblem]:
         val, pt = newsvendor_optimum(n, s, seed=n)
         out.append(BenchProblem(f"newsvendor_{n}x{s}", "stochastic", newsvendor(n, s, seed=n), val, {"x": pt},
                                 "SAA newsvendor (Shapiro et al. 2009 Sec. 1.2.1); optimum of the SAA by enumeration"))
+    return out + grown()
+
+
+# issue 8's benchmark (its complex set: the first 20), kept as it was; grown() adds to it
+ORIGINAL = frozenset({
+    "rastrigin_10", "ackley_10", "griewank_10", "g06", "g08", "g11", "chained_lq_10", "chained_cb3_ii_10",
+    "nesterov_cr_5", "step_f6_10", "dejong_f3_5", "int_f4", "int_f5", "int_f6", "int_f7", "ex1221",
+    "rastrigin_50", "chained_lq_100", "step_f6_100", "int_sphere_50", "smd1_111", "smd1_221", "smd2_111",
+    "newsvendor_5x40", "newsvendor_20x20"})
+
+
+# =========================================================================== issue 20: the grown set
+# More instances of the same literature families (other dimensions n, and a shift o of the
+# optimum, as the CEC 2005 suite shifts its functions: f(x - o) has its optimum at x* + o with the
+# same value), plus the other functions of the same sources: the rest of Haarala, Miettinen,
+# Makela's (2004) nonsmooth suite with closed-form optima, the low-dimensional functions of Yao,
+# Liu, Lin (1999) with closed-form optima, four more CEC 2006 problems, Laskari et al.'s F1 and F3.
+# Every shift is drawn once from a seed fixed here (the problem set does not change with the run
+# seed), inside a fraction of the box so the optimum stays inside it.
+
+def rosenbrock(n: int, o=None):
+    """Yao, Liu, Lin 1999 f5: sum 100 (x_{i+1} - x_i^2)^2 + (x_i - 1)^2 on [-30, 30]^n; 0 at 1."""
+    import pyomo.environ as pe
+
+    def build():
+        m = _model(n, -30, 30)
+        x = _z(m, o)
+        m.obj = pe.Objective(expr=sum(100 * (x[i + 1] - x[i] ** 2) ** 2 + (x[i] - 1) ** 2 for i in range(1, n)))
+        return m
+    return build
+
+
+def six_hump_camel():
+    """Yao, Liu, Lin 1999 f20 (six-hump camel back) on [-5, 5]^2."""
+    import pyomo.environ as pe
+
+    def build():
+        m = _model(2, -5, 5)
+        x = m.x
+        m.obj = pe.Objective(expr=4 * x[1] ** 2 - 2.1 * x[1] ** 4 + x[1] ** 6 / 3 + x[1] * x[2]
+                             - 4 * x[2] ** 2 + 4 * x[2] ** 4)
+        return m
+    return build
+
+
+def branin():
+    """Yao, Liu, Lin 1999 f17 (Branin RCOS) on [-5, 10] x [0, 15]: 5 / (4 pi) at (pi, 2.275)."""
+    import pyomo.environ as pe
+
+    def build():
+        m = pe.ConcreteModel()
+        m.x = pe.Var(pe.RangeSet(1, 2), bounds=lambda m, i: (-5, 10) if i == 1 else (0, 15), initialize=0.0)
+        x = m.x
+        b, c, t = 5.1 / (4 * math.pi ** 2), 5 / math.pi, 1 / (8 * math.pi)
+        m.obj = pe.Objective(expr=(x[2] - b * x[1] ** 2 + c * x[1] - 6) ** 2 + 10 * (1 - t) * pe.cos(x[1]) + 10)
+        return m
+    return build
+
+
+def goldstein_price():
+    """Yao, Liu, Lin 1999 f18 (Goldstein-Price) on [-2, 2]^2: 3 at (0, -1)."""
+    import pyomo.environ as pe
+
+    def build():
+        m = _model(2, -2, 2)
+        a, b = m.x[1], m.x[2]
+        m.obj = pe.Objective(expr=(1 + (a + b + 1) ** 2 * (19 - 14 * a + 3 * a ** 2 - 14 * b + 6 * a * b + 3 * b ** 2))
+                             * (30 + (2 * a - 3 * b) ** 2 * (18 - 32 * a + 12 * a ** 2 + 48 * b - 36 * a * b
+                                                              + 27 * b ** 2)))
+        return m
+    return build
+
+
+def g01():
+    """CEC 2006 g01: 13 variables, 9 linear constraints, a concave quadratic objective; -15."""
+    import pyomo.environ as pe
+
+    def build():
+        m = pe.ConcreteModel()
+        m.x = pe.Var(pe.RangeSet(1, 13), bounds=lambda m, i: (0, 100) if i in (10, 11, 12) else (0, 1),
+                     initialize=0.5)
+        x = m.x
+        m.obj = pe.Objective(expr=5 * sum(x[i] for i in range(1, 5)) - 5 * sum(x[i] ** 2 for i in range(1, 5))
+                             - sum(x[i] for i in range(5, 14)))
+        m.c = pe.ConstraintList()
+        for e in (2 * x[1] + 2 * x[2] + x[10] + x[11] - 10, 2 * x[1] + 2 * x[3] + x[10] + x[12] - 10,
+                  2 * x[2] + 2 * x[3] + x[11] + x[12] - 10, -8 * x[1] + x[10], -8 * x[2] + x[11],
+                  -8 * x[3] + x[12], -2 * x[4] - x[5] + x[10], -2 * x[6] - x[7] + x[11],
+                  -2 * x[8] - x[9] + x[12]):
+            m.c.add(e <= 0)
+        return m
+    return build
+
+
+def g04():
+    """CEC 2006 g04 (Himmelblau's problem): 5 variables, 6 nonlinear inequalities."""
+    import pyomo.environ as pe
+
+    def build():
+        m = pe.ConcreteModel()
+        m.x = pe.Var(pe.RangeSet(1, 5), bounds=lambda m, i: (78, 102) if i == 1 else (33, 45) if i == 2 else (27, 45),
+                     initialize=lambda m, i: 90.0 if i == 1 else 39.0)
+        x = m.x
+        m.obj = pe.Objective(expr=5.3578547 * x[3] ** 2 + 0.8356891 * x[1] * x[5] + 37.293239 * x[1] - 40792.141)
+        u = 85.334407 + 0.0056858 * x[2] * x[5] + 0.0006262 * x[1] * x[4] - 0.0022053 * x[3] * x[5]
+        v = 80.51249 + 0.0071317 * x[2] * x[5] + 0.0029955 * x[1] * x[2] + 0.0021813 * x[3] ** 2
+        w = 9.300961 + 0.0047026 * x[3] * x[5] + 0.0012547 * x[1] * x[3] + 0.0019085 * x[3] * x[4]
+        m.c1 = pe.Constraint(expr=pe.inequality(0, u, 92))
+        m.c2 = pe.Constraint(expr=pe.inequality(90, v, 110))
+        m.c3 = pe.Constraint(expr=pe.inequality(20, w, 25))
+        return m
+    return build
+
+
+def g24():
+    """CEC 2006 g24: 2 variables, 2 quartic inequalities (a disconnected feasible region)."""
+    import pyomo.environ as pe
+
+    def build():
+        m = pe.ConcreteModel()
+        m.x = pe.Var(pe.RangeSet(1, 2), bounds=lambda m, i: (0, 3) if i == 1 else (0, 4), initialize=0.0)
+        x = m.x
+        m.obj = pe.Objective(expr=-x[1] - x[2])
+        m.c1 = pe.Constraint(expr=-2 * x[1] ** 4 + 8 * x[1] ** 3 - 8 * x[1] ** 2 + x[2] - 2 <= 0)
+        m.c2 = pe.Constraint(expr=-4 * x[1] ** 4 + 32 * x[1] ** 3 - 88 * x[1] ** 2 + 96 * x[1] + x[2] - 36 <= 0)
+        return m
+    return build
+
+
+def g12():
+    """CEC 2006 g12: the point must lie in one of 9^3 balls of radius 0.25 (a min over 729
+    distances: non-differentiable); -1 at (5, 5, 5)."""
+    import pyomo.environ as pe
+
+    def build():
+        m = _model(3, 0, 10)
+        x = m.x
+        m.obj = pe.Objective(expr=-(100 - (x[1] - 5) ** 2 - (x[2] - 5) ** 2 - (x[3] - 5) ** 2) / 100)
+        balls = [(x[1] - p) ** 2 + (x[2] - q) ** 2 + (x[3] - r) ** 2
+                 for p in range(1, 10) for q in range(1, 10) for r in range(1, 10)]
+        m.c = pe.Constraint(expr=_min(*balls) - 0.0625 <= 0)
+        return m
+    return build
+
+
+# Haarala, Miettinen, Makela 2004 (Appendix): the problems with a closed-form optimum, box [-2, 2]^n
+def hmm_maxq(n: int, o=None):
+    """Generalisation of MAXQ: max_i x_i^2; 0 at 0."""
+    import pyomo.environ as pe
+
+    def build():
+        m = _model(n, -2, 2)
+        x = _z(m, o)
+        m.obj = pe.Objective(expr=_max(*[x[i] ** 2 for i in m.x]))
+        return m
+    return build
+
+
+def hmm_mxhilb(n: int, o=None):
+    """Generalisation of MXHILB: max_i |sum_j x_j / (i + j - 1)|; 0 at 0."""
+    import pyomo.environ as pe
+
+    def build():
+        m = _model(n, -2, 2)
+        x = _z(m, o)
+        m.obj = pe.Objective(expr=_max(*[abs(sum(x[j] / (i + j - 1) for j in m.x)) for i in m.x]))
+        return m
+    return build
+
+
+def hmm_cb3_i(n: int, o=None):
+    """Chained CB3 I: sum_i max(x_i^4 + x_{i+1}^2, (2 - x_i)^2 + (2 - x_{i+1})^2, 2 exp(x_{i+1} - x_i));
+    2 (n - 1) at 1."""
+    import pyomo.environ as pe
+
+    def build():
+        m = _model(n, -2, 2)
+        x = _z(m, o)
+        m.obj = pe.Objective(expr=sum(_max(x[i] ** 4 + x[i + 1] ** 2, (2 - x[i]) ** 2 + (2 - x[i + 1]) ** 2,
+                                           2 * pe.exp(-x[i] + x[i + 1])) for i in range(1, n)))
+        return m
+    return build
+
+
+def hmm_active_faces(n: int, o=None):
+    """Number of active faces: max(g(-sum_i x_i), max_i g(x_i)), g(y) = ln(|y| + 1); 0 at 0."""
+    import pyomo.environ as pe
+
+    def build():
+        m = _model(n, -2, 2)
+        x = _z(m, o)
+        m.obj = pe.Objective(expr=_max(pe.log(abs(-sum(x[i] for i in m.x)) + 1),
+                                       *[pe.log(abs(x[i]) + 1) for i in m.x]))
+        return m
+    return build
+
+
+def hmm_brown2(n: int, o=None):
+    """Nonsmooth generalisation of Brown function 2: sum_i |x_i|^(x_{i+1}^2 + 1) + |x_{i+1}|^(x_i^2 + 1);
+    0 at 0."""
+    import pyomo.environ as pe
+
+    def build():
+        m = _model(n, -2, 2)
+        x = _z(m, o)
+        m.obj = pe.Objective(expr=sum(abs(x[i]) ** (x[i + 1] ** 2 + 1) + abs(x[i + 1]) ** (x[i] ** 2 + 1)
+                                      for i in range(1, n)))
+        return m
+    return build
+
+
+def _crescent_terms(x, i):
+    return (x[i] ** 2 + (x[i + 1] - 1) ** 2 + x[i + 1] - 1, -x[i] ** 2 - (x[i + 1] - 1) ** 2 + x[i + 1] + 1)
+
+
+def hmm_crescent_i(n: int, o=None):
+    """Chained crescent I: max(sum_i a_i, sum_i b_i), a_i = x_i^2 + (x_{i+1} - 1)^2 + x_{i+1} - 1,
+    b_i = -x_i^2 - (x_{i+1} - 1)^2 + x_{i+1} + 1; 0 at 0."""
+    import pyomo.environ as pe
+
+    def build():
+        m = _model(n, -2, 2)
+        x = _z(m, o)
+        terms = [_crescent_terms(x, i) for i in range(1, n)]
+        m.obj = pe.Objective(expr=_max(sum(a for a, _ in terms), sum(b for _, b in terms)))
+        return m
+    return build
+
+
+def hmm_crescent_ii(n: int, o=None):
+    """Chained crescent II: sum_i max(a_i, b_i) (as in crescent I); 0 at 0."""
+    import pyomo.environ as pe
+
+    def build():
+        m = _model(n, -2, 2)
+        x = _z(m, o)
+        m.obj = pe.Objective(expr=sum(_max(*_crescent_terms(x, i)) for i in range(1, n)))
+        return m
+    return build
+
+
+def noncont_rastrigin(n: int, o=None):
+    """Non-continuous Rastrigin (Liang, Qin, Suganthan, Baskar, IEEE TEC 10(3), 2006, CLPSO):
+    Rastrigin of y_i = x_i if |x_i| < 1/2, else round(2 x_i) / 2; 0 at 0, on [-5.12, 5.12]^n."""
+    import pyomo.environ as pe
+
+    def build():
+        m = _model(n, -5.12, 5.12)
+        z = _z(m, o)
+        y = {i: pe.Expr_if(IF=abs(z[i]) <= 0.5, THEN=z[i], ELSE=pe.floor(2 * z[i] + 0.5) / 2) for i in m.x}
+        m.obj = pe.Objective(expr=10 * n + sum(y[i] ** 2 - 10 * pe.cos(2 * math.pi * y[i]) for i in m.x))
+        return m
+    return build
+
+
+def int_f1(n: int, o=None):
+    """Laskari, Parsopoulos, Vrahatis 2002 F1: sum_i |x_i| over integers in [-100, 100]^n; 0 at 0."""
+    import pyomo.environ as pe
+
+    def build():
+        m = _model(n, -100, 100, integer=True)
+        z = _z(m, o)
+        m.obj = pe.Objective(expr=sum(abs(z[i]) for i in m.x))
+        return m
+    return build
+
+
+F3_C = (15, 27, 36, 18, 12)
+F3_A = ((35, -20, -10, 32, -10), (-20, 40, -6, -31, 32), (-10, -6, 11, -6, -10), (32, -31, -6, 38, -20),
+        (-10, 32, -10, -20, 31))
+
+
+def int_f3(o=None):
+    """Laskari, Parsopoulos, Vrahatis 2002 F3: -c'x + x'Ax over integers in [-100, 100]^5; -737 at
+    (0, 11, 22, 16, 6)."""
+    import pyomo.environ as pe
+
+    def build():
+        m = _model(5, -100, 100, integer=True)
+        z = _z(m, o)
+        m.obj = pe.Objective(expr=-sum(F3_C[i] * z[i + 1] for i in range(5))
+                             + sum(F3_A[i][j] * z[i + 1] * z[j + 1] for i in range(5) for j in range(5)))
+        return m
+    return build
+
+
+# optima (value, point) of the fixed-point problems above: CEC 2006 report (Liang et al. 2006)
+# best-known values and points; the six-hump camel's literature point (0.08983, -0.7126), value
+# -1.0316285 (Yao, Liu, Lin 1999), refined to double precision by a Newton solve (tests redo it)
+G04 = (-30665.538671783317, (78.0, 33.0, 29.9952560256815985, 45.0, 36.7758129057882073))
+G24 = (-5.50801327159536, (2.32952019747762, 3.17849307411774))
+SIX_HUMP = (-1.0316284534898774, (0.08984201368301331, -0.7126564032704135))
+
+
+def _shift(name: str, n: int, half: float, integer: bool = False) -> tuple[float, ...]:
+    """A fixed shift for the named instance: uniform in [-half, half]^n (integers when asked),
+    from a seed derived from the name (the same in every run)."""
+    import zlib
+
+    rng = np.random.default_rng(zlib.crc32(name.encode()))
+    if integer:
+        return tuple(float(v) for v in rng.integers(-int(half), int(half) + 1, n))
+    return tuple(float(v) for v in rng.uniform(-half, half, n))
+
+
+def _plus(point: list[float], o) -> list[float]:
+    return [float(a + b) for a, b in zip(point, o)]
+
+
+def grown() -> list[BenchProblem]:
+    """The complex set's new instances (issue 20), fixed before any method was run on them."""
+    r2 = 1 / math.sqrt(2)
+    yao, hmm, lpv = "Yao, Liu, Lin 1999", "Haarala, Miettinen, Makela 2004", "Laskari, Parsopoulos, Vrahatis 2002"
+    cec = "CEC 2006 (Liang et al. 2006)"
+    shifted = " (shifted as in CEC 2005)"
+    out: list[BenchProblem] = []
+
+    def add(name, cls, make, opt, base_point, source, half=None, integer=False, n=None, extra=()):
+        """One instance; with ``half`` the optimum is shifted by a fixed o in [-half, half]^n."""
+        if half is None:
+            out.append(BenchProblem(name, cls, make(*extra), opt, {"x": list(base_point)}, source))
+            return
+        o = _shift(name, len(base_point), half, integer)
+        out.append(BenchProblem(name, cls, make(*extra, o=o), opt, {"x": _plus(base_point, o)}, source + shifted,
+                                {"shift": list(o)}))
+
+    ackley_opt = 20 * (1 - math.exp(-0.2e-6))
+    # ---- non-convex (smooth): shifted Yao f9-f11 at other n, Yao f5, f17, f18, f20, CEC g01, g04, g24
+    for n in (2, 5, 20):
+        add(f"rastrigin_{n}s", "nonconvex", rastrigin, 0.0, [0.0] * n, f"{yao} f9", half=2.0, extra=(n,))
+        add(f"ackley_{n}s", "nonconvex", ackley, ackley_opt, [0.0] * n, f"{yao} f10", half=16.0, extra=(n,))
+        add(f"griewank_{n}s", "nonconvex", griewank, 0.0, [0.0] * n, f"{yao} f11", half=300.0, extra=(n,))
+    for n in (5, 10):
+        add(f"rosenbrock_{n}s", "nonconvex", rosenbrock, 0.0, [1.0] * n, f"{yao} f5", half=10.0, extra=(n,))
+    out += [
+        BenchProblem("six_hump_camel", "nonconvex", six_hump_camel(), SIX_HUMP[0], {"x": list(SIX_HUMP[1])},
+                     f"{yao} f20"),
+        BenchProblem("branin", "nonconvex", branin(), 5 / (4 * math.pi), {"x": [math.pi, 2.275]}, f"{yao} f17"),
+        BenchProblem("goldstein_price", "nonconvex", goldstein_price(), 3.0, {"x": [0.0, -1.0]}, f"{yao} f18"),
+        BenchProblem("g01", "nonconvex", g01(), -15.0, {"x": [1.0] * 9 + [3.0] * 3 + [1.0]}, cec),
+        BenchProblem("g04", "nonconvex", g04(), G04[0], {"x": list(G04[1])}, cec),
+        BenchProblem("g24", "nonconvex", g24(), G24[0], {"x": list(G24[1])}, cec),
+    ]
+    # ---- non-differentiable: the HMM suite at n = 5 and 20 (shifted), Nesterov CR, CEC g12
+    fams = (("maxq", hmm_maxq, lambda n: 0.0, 0.0), ("mxhilb", hmm_mxhilb, lambda n: 0.0, 0.0),
+            ("chained_lq", chained_lq, lambda n: -(n - 1) * math.sqrt(2), r2),
+            ("chained_cb3_i", hmm_cb3_i, lambda n: 2.0 * (n - 1), 1.0),
+            ("chained_cb3_ii", chained_cb3_ii, lambda n: 2.0 * (n - 1), 1.0),
+            ("active_faces", hmm_active_faces, lambda n: 0.0, 0.0), ("brown2", hmm_brown2, lambda n: 0.0, 0.0),
+            ("crescent_i", hmm_crescent_i, lambda n: 0.0, 0.0), ("crescent_ii", hmm_crescent_ii, lambda n: 0.0, 0.0))
+    for n in (5, 20):
+        for fam, make, opt, x0 in fams:
+            add(f"{fam}_{n}s", "nondifferentiable", make, opt(n), [x0] * n, hmm, half=0.5, extra=(n,))
+    for n in (3, 10):
+        add(f"nesterov_cr_{n}s", "nondifferentiable", nesterov_cr, 0.0, [1.0] * n, "Gurbuzbalaban, Overton 2012",
+            half=0.5, extra=(n,))
+    out.append(BenchProblem("g12", "nondifferentiable", g12(), -1.0, {"x": [5.0, 5.0, 5.0]}, cec))
+    # ---- discontinuous: shifted step (Yao f6), De Jong F3, non-continuous Rastrigin (CLPSO 2006)
+    for n in (2, 3, 5, 7, 15, 20, 30):
+        add(f"step_f6_{n}s", "discontinuous", step_f6, 0.0, [0.0] * n, f"{yao} f6", half=50.0, extra=(n,))
+    for n in (2, 3, 10, 15, 20):
+        out.append(BenchProblem(f"dejong_f3_{n}", "discontinuous", dejong_f3(n), -6.0 * n, {"x": [-5.12] * n},
+                                "De Jong 1975 F3"))
+    for n in (2, 3, 5, 10, 15, 20):
+        add(f"noncont_rastrigin_{n}s", "discontinuous", noncont_rastrigin, 0.0, [0.0] * n,
+            "Liang, Qin, Suganthan, Baskar 2006 (non-continuous Rastrigin)", half=2.0, extra=(n,))
+    # ---- integer: Laskari et al. F1, F2 (sphere), F3, and F4-F7 shifted by integers
+    for n in (5, 15, 30):
+        add(f"int_f1_{n}s", "integer", int_f1, 0.0, [0.0] * n, f"{lpv} F1", half=30, integer=True, extra=(n,))
+        add(f"int_sphere_{n}s", "integer", int_sphere, 0.0, [0.0] * n, f"{lpv} F2", half=30, integer=True,
+            extra=(n,))
+    out.append(BenchProblem("int_f3", "integer", int_f3(), -737.0, {"x": [0.0, 11.0, 22.0, 16.0, 6.0]}, f"{lpv} F3"))
+    add("int_f3_s1", "integer", int_f3, -737.0, [0.0, 11.0, 22.0, 16.0, 6.0], f"{lpv} F3", half=30, integer=True)
+    add("int_f3_s2", "integer", int_f3, -737.0, [0.0, 11.0, 22.0, 16.0, 6.0], f"{lpv} F3", half=30, integer=True)
+    for k, (make, opt, pt) in {"f4": (int_f4, 0.0, [1.0, 1.0]), "f5": (int_f5, 0.0, [0.0] * 4),
+                               "f6": (int_f6, -6.0, [2.0, -1.0]), "f7": (int_f7, -3833.12, [0.0, 1.0])}.items():
+        for s in (1, 2):
+            add(f"int_{k}_s{s}", "integer", make, opt, pt, f"{lpv} {k.upper()}", half=30, integer=True)
+    # ---- high-dimensional: the same families at n = 50 to 200 (shifted)
+    big = (("rastrigin_100s", rastrigin, 100, 0.0, 0.0, f"{yao} f9", 2.0, False),
+           ("ackley_50s", ackley, 50, ackley_opt, 0.0, f"{yao} f10", 16.0, False),
+           ("ackley_100s", ackley, 100, ackley_opt, 0.0, f"{yao} f10", 16.0, False),
+           ("griewank_50s", griewank, 50, 0.0, 0.0, f"{yao} f11", 300.0, False),
+           ("griewank_100s", griewank, 100, 0.0, 0.0, f"{yao} f11", 300.0, False),
+           ("chained_lq_50s", chained_lq, 50, -49 * math.sqrt(2), r2, hmm, 0.5, False),
+           ("chained_lq_200s", chained_lq, 200, -199 * math.sqrt(2), r2, hmm, 0.5, False),
+           ("chained_cb3_i_50s", hmm_cb3_i, 50, 98.0, 1.0, hmm, 0.5, False),
+           ("chained_cb3_ii_50s", chained_cb3_ii, 50, 98.0, 1.0, hmm, 0.5, False),
+           ("maxq_50s", hmm_maxq, 50, 0.0, 0.0, hmm, 0.5, False),
+           ("maxq_100s", hmm_maxq, 100, 0.0, 0.0, hmm, 0.5, False),
+           ("crescent_ii_100s", hmm_crescent_ii, 100, 0.0, 0.0, hmm, 0.5, False),
+           ("brown2_50s", hmm_brown2, 50, 0.0, 0.0, hmm, 0.5, False),
+           ("mxhilb_50s", hmm_mxhilb, 50, 0.0, 0.0, hmm, 0.5, False),
+           ("step_f6_50s", step_f6, 50, 0.0, 0.0, f"{yao} f6", 50.0, False),
+           ("step_f6_200s", step_f6, 200, 0.0, 0.0, f"{yao} f6", 50.0, False),
+           ("noncont_rastrigin_50s", noncont_rastrigin, 50, 0.0, 0.0, "Liang, Qin, Suganthan, Baskar 2006", 2.0,
+            False),
+           ("int_sphere_100s", int_sphere, 100, 0.0, 0.0, f"{lpv} F2", 30, True),
+           ("int_f1_50s", int_f1, 50, 0.0, 0.0, f"{lpv} F1", 30, True),
+           ("int_f1_100s", int_f1, 100, 0.0, 0.0, f"{lpv} F1", 30, True))
+    for name, make, n, opt, x0, src, half, integer in big:
+        add(name, "high_dim", make, opt, [x0] * n, src, half=half, integer=integer, extra=(n,))
+    for n in (50, 100):
+        out.append(BenchProblem(f"dejong_f3_{n}", "high_dim", dejong_f3(n), -6.0 * n, {"x": [-5.12] * n},
+                                "De Jong 1975 F3"))
     return out
