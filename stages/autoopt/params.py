@@ -55,7 +55,32 @@ class PrepareParams(Strict):
         return self
 
 
+class LineParams(Strict):
+    """M1's line design (m1/lines.py, m1/crnn.py, m1/line_model.py): lines cut by the horizontal
+    projection profile, each read by a CRNN trained with CTC."""
+    height: int = Field(ge=16, le=256, description="line crop height (pixels, a multiple of 16)")
+    max_width: int = Field(ge=64, le=8192, description="widest line crop after scaling to height (pixels)")
+    channels: list[Annotated[int, Field(ge=4, le=512)]] = Field(min_length=4, max_length=4,
+                                                                description="the CRNN's four convolution widths")
+    hidden: int = Field(ge=8, le=1024, description="LSTM units per direction")
+    rnn_layers: int = Field(ge=1, le=6, description="bidirectional LSTM layers")
+    subframes: int = Field(ge=1, le=8, description="CTC frames per 4-pixel feature column")
+    dropout: float = Field(ge=0, lt=1)
+    eval_every: int = Field(ge=1, description="steps between validation-curve points (greedy BLEU on the validation split)")
+    eval_images: int = Field(ge=1, description="validation images decoded at each validation-curve point")
+
+    @model_validator(mode="after")
+    def _check(self) -> "LineParams":
+        if self.height % 16:
+            raise ValueError(f"height must be a multiple of 16, got {self.height}")
+        return self
+
+
 class TrainParams(Strict):
+    design: Literal["lines", "page"] = Field(
+        description="lines = segment into lines, CRNN + CTC a line (the `lines` block); page = the "
+                    "whole image into an encoder-decoder (height ... max_len below)")
+    lines: LineParams
     height: int = Field(ge=32, le=1024, description="input image height (pixels)")
     width: int = Field(ge=64, le=2048, description="input image width (pixels)")
     channels: list[Annotated[int, Field(ge=4, le=512)]] = Field(min_length=2, max_length=6,
@@ -74,7 +99,7 @@ class TrainParams(Strict):
     lr: float = Field(gt=0, le=1, description="peak AdamW learning rate (linear warm-up, cosine decay)")
     warmup: int = Field(ge=0, description="warm-up steps")
     weight_decay: float = Field(ge=0, le=1)
-    label_smoothing: float = Field(ge=0, lt=1)
+    label_smoothing: float = Field(ge=0, lt=1, description="page design only")
     grad_clip: float = Field(gt=0)
     curve_fractions: list[Annotated[float, Field(gt=0, le=1)]] = Field(
         min_length=3, description="training-set fractions of the learning curve (>= 3 sizes)")
@@ -90,8 +115,8 @@ class TrainParams(Strict):
 
 
 class EvaluateParams(Strict):
-    beam_width: int = Field(ge=1, le=16, description="beam width of the beam-search figures")
-    beam_images: int = Field(ge=0, description="test images (a split) also decoded by beam search (0 = none)")
+    beam_width: int = Field(ge=1, le=16, description="beam width of the beam-search figures (page design)")
+    beam_images: int = Field(ge=0, description="test images (a split) also decoded by beam search (0 = none; page design)")
     retrieval_height: int = Field(ge=4, le=256, description="downsampled height of the retrieval baseline's pixel vectors")
     retrieval_width: int = Field(ge=4, le=1024, description="downsampled width of the retrieval baseline's pixel vectors")
     curve_images: int = Field(ge=4, description="printed test images the learning-curve models are scored on")

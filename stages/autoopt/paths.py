@@ -5,6 +5,9 @@ CONTACT = "reports/autoopt/contact_sheet.png"
 PREPARE_METRICS = "reports/autoopt/prepare.json"
 MODEL_DIR = "data/autoopt/m1"
 TRAIN_METRICS = "reports/autoopt/train.json"
+# M1 training: greedy BLEU on the validation split against training steps (the validation curve)
+PLOT_VAL_CURVE = "reports/autoopt/m1_validation_curve.png"
+CSV_VAL_CURVE = "reports/autoopt/m1_validation_curve.csv"
 # M1 evaluation: its own figures; reports/autoopt/metrics.json (what claims.yaml reads) is the
 # end-to-end stage's merge of the M1, M2, M3 and end-to-end figures
 M1_METRICS = "reports/autoopt/m1_metrics.json"

@@ -3,7 +3,7 @@
     claimbench run autoopt solve IMAGE [--beam K] [--budget N] [--seed S] [--time-limit T]
     claimbench run autoopt solve --latex "\\min_{x} \\quad ..."      (skip M1)
 
-Prints the LaTeX M1 reads (greedy, or beam search of width K), the Pyomo script the rule-based
+Prints the LaTeX M1 reads (greedy, or beam search of width K with the page design), the Pyomo script the rule-based
 M2 writes, and the solution BOBD (M3) finds; the script is built and solved in the sandbox, never
 in this process. Needs the trained M1 (``dvc repro stages/autoopt/dvc.yaml:autoopt-m1-train``) unless ``--latex`` is given.
 Exit status: 0 solved, 1 the chain stopped (the message says where), 2 bad input.
@@ -17,15 +17,12 @@ from pathlib import Path
 from ..paths import MODEL_DIR
 
 
-def read_image(path: Path, model):
-    """One image file as M1's input: grayscale, fitted into its height x width, shape (1, 1, H, W)."""
+def read_image(path: Path):
+    """One image file as a grey uint8 array (white paper, dark ink)."""
     import numpy as np
     from PIL import Image
 
-    from ..data.render import to_input
-
-    img = np.asarray(Image.open(path).convert("L"))
-    return to_input(img, model.cfg.height, model.cfg.width)[None, None]
+    return np.asarray(Image.open(path).convert("L"))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -54,22 +51,27 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: no M1 checkpoint at {args.model}; run `dvc repro stages/autoopt/dvc.yaml:autoopt-m1-train` first",
                   file=sys.stderr)
             return 2
-        import torch
+        from ..m1.reader import load_reader
 
-        from ..m1.model import load_checkpoint
-
-        model, vocab = load_checkpoint(args.model, "cpu")
+        reader = load_reader(args.model, "cpu")
+        if args.beam > 1 and reader.design != "page":
+            print("error: --beam is for the page design; this M1 reads lines (greedy CTC)", file=sys.stderr)
+            return 2
         try:
-            x = torch.from_numpy(read_image(args.image, model))
+            img = read_image(args.image)
         except OSError as err:
             print(f"error: cannot read {args.image} as an image: {err}", file=sys.stderr)
             return 2
-        with torch.no_grad():
-            if args.beam == 1:
-                ids = model.greedy(x, vocab.bos, vocab.eos, model.cfg.max_len)[0]
-            else:
-                ids = model.beam(x, vocab.bos, vocab.eos, model.cfg.max_len, args.beam)
-        latex = vocab.decode(ids)
+        if args.beam == 1:
+            latex = reader.read([img])[0]
+        else:
+            import torch
+
+            from ..data.render import to_input
+
+            model, vocab = reader.model, reader.vocab
+            x = torch.from_numpy(to_input(img, model.cfg.height, model.cfg.width)[None, None])
+            latex = vocab.decode(model.beam(x, vocab.bos, vocab.eos, model.cfg.max_len, args.beam))
         print(f"M1 (image -> LaTeX, {'greedy' if args.beam == 1 else f'beam {args.beam}'}):\n  {latex}\n")
     else:
         latex = args.latex

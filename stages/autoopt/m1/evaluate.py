@@ -1,8 +1,10 @@
 """autoopt m1-evaluate: M1 against the retrieval baseline on the printed and the
-handwriting-like test splits (reported separately, never averaged), beam vs greedy, and the
-learning curve.
+handwriting-like test splits (reported separately, never averaged), beam vs greedy (page design),
+and the learning curve.
 
-* M1 greedy on every test image; beam search (``beam_width``) on the first ``beam_images``.
+* M1 greedy on every test image (line design: each segmented line read by the CRNN, greedy CTC,
+  the lines joined with ``\\\\``); page design: also beam search (``beam_width``) on the first
+  ``beam_images``.
 * Retrieval baseline: the LaTeX of the nearest training image, by Euclidean distance between
   images fitted into retrieval_height x retrieval_width (the same fitting M1's input uses).
 * Learning curve: each curve model (trained on a fraction of the training split for
@@ -57,13 +59,14 @@ def main() -> None:
         from stages.common.plots import new_figure, save_png, write_csv
 
         from . import metrics as M
-        from .model import load_checkpoint
+        from .reader import load_reader
 
         ep, tp = ctx.params.evaluate, ctx.params.train
         limit_threads(default=tp.threads)
         device = select_device(ctx.common.device)
         dd = datasets.load_from_disk(str(ctx.path(DATASET)))
-        model, vocab = load_checkpoint(ctx.path(MODEL_DIR) / "main.pt", device)
+        reader = load_reader(ctx.path(MODEL_DIR) / "main.pt", device)
+        model, vocab = reader.model, reader.vocab
         train_latex = dd[TRAIN_SPLIT]["latex"]
         rh, rw = ep.retrieval_height, ep.retrieval_width
         x_train_small = images_array(dd[TRAIN_SPLIT], rh, rw, "retrieval index")
@@ -80,16 +83,22 @@ def main() -> None:
                 continue
             ds = dd[split]
             refs = ds["latex"]
-            x = images_array(ds, tp.height, tp.width, f"{split} images")
+            if reader.design == "lines":
+                from .line_model import split_lines
+
+                x = split_lines(ds["image"], model.cfg.height, reader.max_width, f"{split} lines")
+                hyp = reader.read_lines(x, device)
+            else:
+                x = images_array(ds, tp.height, tp.width, f"{split} images")
+                hyp = decode_greedy(model, vocab, x, device)
             if name == "printed":
                 printed_images = x
-            hyp = decode_greedy(model, vocab, x, device)
             predictions[name] = [{"id": i, "latex": h} for i, h in zip(ds["id"], hyp)]
             nn_idx = M.nearest(x_train_small, images_array(ds, rh, rw, f"{split} retrieval"))
             ret = [train_latex[i] for i in nn_idx]
             results["m1"][name] = M.score(hyp, refs)
             results["retrieval"][name] = M.score(ret, refs)
-            k = min(ep.beam_images, len(refs))
+            k = min(ep.beam_images, len(refs)) if reader.design == "page" else 0
             if k:
                 beam = decode_beam(model, vocab, x[:k], device, ep.beam_width)
                 results["m1_beam"][name] = {**M.score(beam, refs[:k]),
@@ -115,15 +124,17 @@ def main() -> None:
             k = 0
             while (ctx.path(MODEL_DIR) / f"curve_{k}.pt").exists():
                 blob = torch.load(ctx.path(MODEL_DIR) / f"curve_{k}.pt", map_location="cpu", weights_only=True)
-                m, v = load_checkpoint(ctx.path(MODEL_DIR) / f"curve_{k}.pt", device)
+                r = load_reader(ctx.path(MODEL_DIR) / f"curve_{k}.pt", device)
+                hyp = r.read_lines(xs, device) if r.design == "lines" else decode_greedy(r.model, r.vocab, xs, device)
                 curve.append({"train_size": int(blob["extra"]["train_size"]),
                               "fraction": float(blob["extra"]["fraction"]),
                               "steps": int(blob["extra"]["steps"]),
-                              "bleu": M.corpus_bleu(decode_greedy(m, v, xs, device), refs)})
+                              "bleu": M.corpus_bleu(hyp, refs)})
                 k += 1
             results["curve"] = {"points": curve, "images": len(refs),
                                 "bleu_gain_smallest_to_largest": (curve[-1]["bleu"] - curve[0]["bleu"]) if curve else None}
         results["m1_parameters"] = sum(p.numel() for p in model.parameters())
+        results["m1_design"] = reader.design
         write_json(ctx.path(M1_METRICS), results)
         write_json(ctx.path(M1_PREDICTIONS), predictions)
         write_json(ctx.path(EXAMPLES), examples)

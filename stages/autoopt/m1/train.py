@@ -1,20 +1,26 @@
-"""autoopt m1-train: M1 (CNN encoder + transformer decoder) on image -> LaTeX tokens.
+"""autoopt m1-train: M1, image -> LaTeX tokens, in one of two designs (``train.design``):
 
-Trains the main model on the whole training split, then the learning-curve models: a fresh
+* ``lines`` (default, issue 20): the image cut into lines by its horizontal projection profile
+  (lines.py), each line read by a CRNN trained with CTC (crnn.py, line_model.py);
+* ``page``: the whole image into a CNN encoder + transformer decoder (model.py).
+
+Trains the main model on the whole training split, logging the validation curve (greedy BLEU on
+validation images against steps), then the learning-curve models: a fresh
 model per fraction of the training split (the first fraction x N formulations), each for
 ``curve_steps`` steps with the same schedule shape. Checkpoints are state dicts
 (``torch.save``; read back with ``torch.load(weights_only=True)``); the main one is also written
 as an MLflow pyfunc model (models-from-code, no pickled objects) that the stage logs.
 
 Outputs: data/autoopt/m1/ (main.pt, curve_<k>.pt, vocab.json, mlflow_model/),
-reports/autoopt/train.json (metrics, with the loss curve also logged to MLflow by step).
+reports/autoopt/train.json (metrics; the loss and validation curves are also logged to MLflow by
+step), reports/autoopt/m1_validation_curve.png + .csv.
 """
 from __future__ import annotations
 
 from stages.common.stage import stage
 
 from ..params import AutoOptParams
-from ..paths import DATASET, MODEL_DIR
+from ..paths import CSV_VAL_CURVE, DATASET, MODEL_DIR, PLOT_VAL_CURVE
 from ..paths import TRAIN_METRICS as METRICS
 
 TRAIN_SPLIT = "train"
@@ -122,6 +128,65 @@ def train_model(images, tokens, cfg, tp, steps: int, seed: int, device, desc: st
     return model, losses
 
 
+def crnn_config(vocab_size: int, lp):
+    from .crnn import CRNNConfig
+
+    return CRNNConfig(vocab_size=vocab_size, height=lp.height, channels=tuple(lp.channels), hidden=lp.hidden,
+                      rnn_layers=lp.rnn_layers, subframes=lp.subframes, dropout=lp.dropout,
+                      max_width=lp.max_width)
+
+
+def train_crnn(xs: list, ys: list, cfg, tp, steps: int, seed: int, device, desc: str,
+               validate=None, eval_every: int = 0):
+    """Train a fresh CRNN for ``steps`` AdamW steps on line crops ``xs`` with token ids ``ys``
+    (CTC loss, warm-up + cosine learning rate, length-bucketed batches of ``tp.batch_size`` lines).
+    ``validate(model) -> float`` is called every ``eval_every`` steps and after the last one.
+    Returns (model, losses per step, [(step, validation value), ...], seconds of training
+    without the validation)."""
+    import time
+
+    import torch
+    from tqdm import tqdm
+
+    from .crnn import CRNN, batch_images
+
+    if len(xs) != len(ys) or not xs:
+        raise ValueError(f"train_crnn needs as many line crops as targets, at least one; got {len(xs)}, {len(ys)}")
+    torch.manual_seed(seed)
+    model = CRNN(cfg).to(device)
+    opt = torch.optim.AdamW(model.parameters(), lr=tp.lr, weight_decay=tp.weight_decay)
+    ctc = torch.nn.CTCLoss(blank=0, zero_infinity=True)
+    gen = torch.Generator().manual_seed(seed)
+    widths = torch.tensor([a.shape[1] for a in xs])
+    losses: list[float] = []
+    curve: list[tuple[int, float]] = []
+    batches: list = []
+    spent = 0.0
+    for step in tqdm(range(steps), desc=desc, mininterval=5):
+        t0 = time.perf_counter()
+        model.train()
+        if not batches:
+            batches = bucketed_batches(widths, tp.batch_size, tp.bucket_pool, gen)
+        idx = batches.pop().tolist()
+        x, w = batch_images([xs[i] for i in idx], cfg.height)
+        tg = [ys[i] for i in idx]
+        for g in opt.param_groups:
+            g["lr"] = lr_at(step, steps, tp.warmup, tp.lr)
+        logp = model(x.to(device), w.to(device))
+        loss = ctc(logp.transpose(0, 1), torch.tensor([t for s in tg for t in s], device=device),
+                   model.frames(w), torch.tensor([len(s) for s in tg]))
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), tp.grad_clip)
+        opt.step()
+        losses.append(float(loss.detach()))
+        spent += time.perf_counter() - t0
+        if validate is not None and ((eval_every and (step + 1) % eval_every == 0) or step + 1 == steps):
+            curve.append((step + 1, float(validate(model))))
+    model.eval()
+    return model, losses, curve, spent
+
+
 def teacher_forced(model, images, tokens, device, batch: int = 64) -> dict:
     """Loss (no smoothing) and next-token accuracy on held-out data, teacher forced."""
     import torch
@@ -181,10 +246,110 @@ def save_mlflow_model(target, checkpoint, code_file=None,
         out.rmdir()
 
 
+def train_lines(ctx, dd, vocab, tp, device, out_dir) -> dict:
+    """The line design (issue 20): segment every training image, pair its lines with the label's
+    lines, train the CRNN with CTC; the validation curve (greedy BLEU on the first
+    ``lines.eval_images`` validation images every ``lines.eval_every`` steps) is logged and
+    plotted; then the learning-curve models on growing fractions of the training images."""
+    import time
+
+    from .line_model import recognise, split_lines, training_pairs
+    from .metrics import corpus_bleu
+
+    lp = tp.lines
+    train = dd[TRAIN_SPLIT]
+    t0 = time.perf_counter()
+    tr_lines = split_lines(train["image"], lp.height, lp.max_width, "train lines")
+    val = dd["validation"].select(range(min(lp.eval_images, len(dd["validation"]))))
+    va_lines = split_lines(val["image"], lp.height, lp.max_width, "validation lines")
+    va_refs = list(val["latex"])
+    xs, ys, pairs = training_pairs(tr_lines, train["latex"], vocab, lp.subframes)
+    if not xs:
+        raise RuntimeError("no training line could be paired with its label: the segmentation found "
+                           "no image with as many lines as its LaTeX")
+    prep_s = time.perf_counter() - t0
+    cfg = crnn_config(len(vocab), lp)
+
+    def validate(model) -> float:
+        return corpus_bleu(recognise(model, vocab, va_lines, device), va_refs)
+
+    model, losses, vcurve, train_s = train_crnn(xs, ys, cfg, tp, tp.steps, ctx.seed, device, "M1 main",
+                                                validate, lp.eval_every)
+    save_checkpoint(out_dir / "main.pt", model, cfg, vocab,
+                    {"train_size": len(train), "steps": tp.steps, "design": "lines"})
+    curve = []
+    t0 = time.perf_counter()
+    for k, frac in enumerate(tp.curve_fractions):
+        n = max(1, int(round(frac * len(train))))
+        cx, cy, cst = training_pairs(tr_lines[:n], train["latex"][:n], vocab, lp.subframes)
+        if not cx:
+            raise RuntimeError(f"learning curve: no paired line in the first {n} training images")
+        m, lc, _, _ = train_crnn(cx, cy, cfg, tp, tp.curve_steps, ctx.seed + 1 + k, device, f"curve {frac:g}")
+        save_checkpoint(out_dir / f"curve_{k}.pt", m, cfg, vocab,
+                        {"train_size": n, "fraction": frac, "steps": tp.curve_steps, "design": "lines"})
+        curve.append({"fraction": frac, "train_size": n, "lines": cst["lines"],
+                      "final_loss": float(sum(lc[-20:]) / len(lc[-20:]))})
+    curve_s = time.perf_counter() - t0
+    from .model import count_parameters
+
+    return {"design": "lines", "model": model, "losses": losses, "validation_curve": vcurve,
+            "metrics": {"pairs": pairs, "parameters": count_parameters(model),
+                        "validation": {"bleu": vcurve[-1][1], "images": len(va_refs)},
+                        "steps_per_second": tp.steps / max(train_s, 1e-9),
+                        "curve": curve, "seconds": {"lines": prep_s, "train": train_s, "curve": curve_s}}}
+
+
+def train_page(ctx, dd, vocab, tp, device, out_dir) -> dict:
+    """The page design: the whole image fitted into height x width, the encoder-decoder of
+    model.py trained with teacher forcing; one validation-curve point (greedy BLEU after the last
+    step)."""
+    import time
+
+    import numpy as np
+
+    from .metrics import corpus_bleu
+    from .model import count_parameters
+
+    train = dd[TRAIN_SPLIT]
+    cfg = model_config(len(vocab), tp)
+    t0 = time.perf_counter()
+    x_train = images_array(train, tp.height, tp.width, "train images")
+    y_train = token_array(train["latex"], vocab, tp.max_len)
+    val_ds = dd["validation"].select(range(min(tp.lines.eval_images, len(dd["validation"]))))
+    x_val = images_array(val_ds, tp.height, tp.width, "validation images")
+    y_val = token_array(val_ds["latex"], vocab, tp.max_len)
+    prep_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    model, losses = train_model(x_train, y_train, cfg, tp, tp.steps, ctx.seed, device, "M1 main")
+    train_s = time.perf_counter() - t0
+    val = teacher_forced(model, x_val, y_val, device)
+    from .reader import Reader
+
+    hyp = Reader("page", model, vocab).read([np.asarray(im.convert("L")) for im in val_ds["image"]], device)
+    val["bleu"] = corpus_bleu(hyp, list(val_ds["latex"]))
+    save_checkpoint(out_dir / "main.pt", model, cfg, vocab,
+                    {"train_size": len(train), "steps": tp.steps, "design": "page"})
+    curve = []
+    t0 = time.perf_counter()
+    for k, frac in enumerate(tp.curve_fractions):
+        n = max(tp.batch_size, int(round(frac * len(train))))
+        m, lc = train_model(x_train[:n], y_train[:n], cfg, tp, tp.curve_steps, ctx.seed + 1 + k,
+                            device, f"curve {frac:g}")
+        save_checkpoint(out_dir / f"curve_{k}.pt", m, cfg, vocab,
+                        {"train_size": n, "fraction": frac, "steps": tp.curve_steps, "design": "page"})
+        curve.append({"fraction": frac, "train_size": n, "final_loss": float(np.mean(lc[-20:])),
+                      "val": teacher_forced(m, x_val, y_val, device)})
+    curve_s = time.perf_counter() - t0
+    return {"design": "page", "model": model, "losses": losses, "validation_curve": [(tp.steps, val["bleu"])],
+            "metrics": {"parameters": count_parameters(model), "validation": val,
+                        "steps_per_second": tp.steps / max(train_s, 1e-9),
+                        "truncated_labels": int((y_train[:, -1] != 0).sum()),
+                        "curve": curve, "seconds": {"images": prep_s, "train": train_s, "curve": curve_s}}}
+
+
 def main() -> None:
     with stage("autoopt", "m1-train", AutoOptParams) as ctx:
         import json
-        import time
 
         import datasets
         import numpy as np
@@ -192,6 +357,7 @@ def main() -> None:
 
         from stages.common.device import limit_threads, select_device
         from stages.common.io import write_json, write_text
+        from stages.common.plots import new_figure, save_png, write_csv
 
         from ..tokenizer import Vocab
 
@@ -202,47 +368,32 @@ def main() -> None:
         dd = datasets.load_from_disk(str(ctx.path(DATASET)))
         train = dd[TRAIN_SPLIT]
         vocab = Vocab.build(train["latex"])
-        cfg = model_config(len(vocab), tp)
-        t0 = time.perf_counter()
-        x_train = images_array(train, tp.height, tp.width, "train images")
-        y_train = token_array(train["latex"], vocab, tp.max_len)
-        x_val = images_array(dd["validation"], tp.height, tp.width, "validation images")
-        y_val = token_array(dd["validation"]["latex"], vocab, tp.max_len)
-        prep_s = time.perf_counter() - t0
-
         out_dir = ctx.path(MODEL_DIR)
         out_dir.mkdir(parents=True, exist_ok=True)
-        t0 = time.perf_counter()
-        model, losses = train_model(x_train, y_train, cfg, tp, tp.steps, ctx.seed, device, "M1 main")
-        train_s = time.perf_counter() - t0
-        val = teacher_forced(model, x_val, y_val, device)
-        save_checkpoint(out_dir / "main.pt", model, cfg, vocab, {"train_size": len(train), "steps": tp.steps})
+        res = (train_lines if tp.design == "lines" else train_page)(ctx, dd, vocab, tp, device, out_dir)
         write_text(out_dir / "vocab.json", json.dumps(vocab.tokens, indent=0) + "\n")
-
-        curve = []
-        t0 = time.perf_counter()
-        for k, frac in enumerate(tp.curve_fractions):
-            n = max(tp.batch_size, int(round(frac * len(train))))
-            m, lc = train_model(x_train[:n], y_train[:n], cfg, tp, tp.curve_steps, ctx.seed + 1 + k,
-                                device, f"curve {frac:g}")
-            save_checkpoint(out_dir / f"curve_{k}.pt", m, cfg, vocab,
-                            {"train_size": n, "fraction": frac, "steps": tp.curve_steps})
-            curve.append({"fraction": frac, "train_size": n, "final_loss": float(np.mean(lc[-20:])),
-                          "val": teacher_forced(m, x_val, y_val, device)})
-        curve_s = time.perf_counter() - t0
         save_mlflow_model(out_dir / "mlflow_model", out_dir / "main.pt")
-        from .model import count_parameters
-
-        metrics = {"train_size": len(train), "vocab_size": len(vocab), "parameters": count_parameters(model),
-                   "steps": tp.steps, "threads": threads, "device": str(device),
-                   "final_loss": float(np.mean(losses[-20:])), "validation": val,
-                   "truncated_labels": int((y_train[:, -1] != 0).sum()),
-                   "curve": curve, "seconds": {"images": prep_s, "train": train_s, "curve": curve_s}}
+        losses, vcurve = res["losses"], res["validation_curve"]
+        metrics = {"design": res["design"], "train_size": len(train), "vocab_size": len(vocab), "steps": tp.steps,
+                   "threads": threads, "device": str(device), "final_loss": float(np.mean(losses[-20:])),
+                   "validation_curve": [{"step": s, "bleu": b} for s, b in vcurve], **res["metrics"]}
         write_json(ctx.path(METRICS), metrics)
+        write_csv(ctx.path(CSV_VAL_CURVE), metrics["validation_curve"])
+        fig, ax = new_figure(figsize=(5.5, 3.6))
+        ax.plot([s for s, _ in vcurve], [b for _, b in vcurve], "o-", label="M1 greedy")
+        ax.set_xlabel("training steps")
+        ax.set_ylabel(f"BLEU, first {tp.lines.eval_images} validation images")
+        ax.set_ylim(0, 100)
+        ax.set_title(f"M1 validation curve ({res['design']} design, "
+                     f"{metrics['steps_per_second']:.2f} steps/s)", fontsize=10)
+        ax.grid(True, alpha=0.3)
+        save_png(fig, ctx.path(PLOT_VAL_CURVE))
         ctx.run.log_curve("train.loss", losses)
+        ctx.run.log_curve("validation.bleu", [b for _, b in vcurve], [s for s, _ in vcurve])
         ctx.run.log_model(out_dir / "mlflow_model", "m1", params={"train_size": len(train), "steps": tp.steps})
-        print(f"  M1: {metrics['parameters']} parameters, {tp.steps} steps in {train_s:.0f}s; "
-              f"validation token accuracy {val['token_accuracy']:.3f}; curve {curve_s:.0f}s")
+        print(f"  M1 ({res['design']}): {metrics['parameters']} parameters, {tp.steps} steps at "
+              f"{metrics['steps_per_second']:.2f} steps/s; validation BLEU "
+              + ", ".join(f"{s}: {b:.1f}" for s, b in vcurve))
 
 
 if __name__ == "__main__":
