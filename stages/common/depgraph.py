@@ -31,6 +31,7 @@ INFRASTRUCTURE: dict[str, str] = {
                                "the params DVC tracks for it",
     "stages/common/tracking.py": "logs a run to MLflow; writes nothing a stage outputs",
     "stages/common/tracking_agent.py": "the process that logs runs for stages; writes nothing a stage outputs",
+    "stages/common/registry.py": "registers logged models and tags MLflow experiments; writes nothing a stage outputs",
     "stages/common/dvcfile.py": "reads dvc.yaml and dvc.lock for the input check and the flow",
     "stages/common/cli.py": "the command line",
     "stages/common/checkout.py": "copies a checkout for tests and benchmarks",

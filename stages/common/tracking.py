@@ -137,15 +137,24 @@ def client(root: Path | None = None):
 
 
 def ensure_experiment(name: str, root: Path | None = None) -> str:
-    """Create (once) and return the id of experiment ``name``."""
+    """Create (once) and return the id of experiment ``name``, tagged so the MLflow UI opens it on
+    its runs, with a saved view of the study's claim metrics (:func:`.registry.experiment_tags`;
+    an experiment made before these tags gets them here)."""
+    from .registry import experiment_tags, tags_to_update
+
+    root = root or repo_root()
     c = client(root)
+    wanted = experiment_tags(root, name)
 
     def get_or_create() -> str:
         exp = c.get_experiment_by_name(name)
         if exp is not None:
+            for k, v in tags_to_update(exp.tags, wanted).items():
+                c.set_experiment_tag(exp.experiment_id, k, v)
             return exp.experiment_id
         base = artifact_root(root)
-        return c.create_experiment(name, artifact_location=f"{base}/{name}" if base else None)
+        return c.create_experiment(name, artifact_location=f"{base}/{name}" if base else None,
+                                   tags=wanted)
 
     return retry(get_or_create)
 
@@ -199,6 +208,7 @@ class StageRun:
         if parent:
             tags["mlflow.parentRunId"] = parent
         self.tags = tags
+        self.versions: list[tuple[str, str]] = []      # (registered model, version) logged here
         self.run_id = None
         try:
             with sigterm_deferred():
@@ -276,9 +286,12 @@ class StageRun:
 
     def log_model(self, model_dir: str | os.PathLike, name: str, params: dict[str, Any] | None = None) -> str:
         """Log a saved MLflow model folder (one with an ``MLmodel`` file, e.g. from
-        ``mlflow.pyfunc.save_model``) as an MLflow *logged model* of this run: it shows in the
-        run's Models tab and loads with ``mlflow.pyfunc.load_model("models:/<model_id>")``.
-        Returns the model id."""
+        ``mlflow.pyfunc.save_model``) as an MLflow *logged model* of this run (the run's Models
+        tab; ``mlflow.pyfunc.load_model("models:/<model_id>")``), and register it as a new
+        version of the registered model ``<study>-<name>``, tagged with the commit, the profile
+        and the DVC hashes of the stage's data deps (:mod:`.registry`). Returns the model id."""
+        from .registry import register, registered_name, version_tags
+
         from mlflow.entities import LoggedModelOutput
 
         model_dir = Path(model_dir)
@@ -292,7 +305,24 @@ class StageRun:
         retry(lambda: self.client.log_model_artifacts(model.model_id, str(model_dir)))
         retry(lambda: self.client.finalize_logged_model(model.model_id, "READY"))
         retry(lambda: self.client.log_outputs(self.run_id, [LoggedModelOutput(model.model_id, 0)]))
+        reg = registered_name(self.study, name)
+        version = register(self.client, reg, model.model_id, self.run_id,
+                           version_tags(self.tags, self.root, self.deps),
+                           description=f"made by DVC stage {self.stage_name}")
+        self.versions.append((reg, version))
+        self.set_tags({f"model.{name}": f"{reg} version {version}"})
         return model.model_id
+
+    def alias_models(self, alias: str) -> list[str]:
+        """Point ``alias`` of each registered model at the version that made the metrics files now
+        in the workspace (the ledger calls it with ``ledger``; :func:`.registry.set_ledger_alias`);
+        prints and returns what it did."""
+        from .registry import set_ledger_alias
+
+        lines = set_ledger_alias(self.client, self.root, alias)
+        for line in lines:
+            print(f"  model {line}", flush=True)
+        return lines
 
     # -- what a finished stage logs ---------------------------------------------------
     def log_metrics_file(self, path: str | os.PathLike) -> None:
@@ -320,6 +350,10 @@ class StageRun:
         """What a stage logs when its body returns: every metrics file, every out, its timings
         (``stage.setup_s``, ``stage.compute_s``, plus ``stage.logging_s``); then FINISHED."""
         t0 = time.perf_counter()
+        if self.versions:
+            from .registry import record_metrics_files
+
+            record_metrics_files(self.client, self.versions, self.root, metrics)
         for m in metrics:
             self.log_metrics_file(m)
         for o in outs:
@@ -347,6 +381,8 @@ class NullRun:
     def __getattr__(self, name: str):
         if name.startswith("log_") or name in ("set_tags", "finish", "finish_stage", "fail", "close"):
             return lambda *args, **kwargs: None
+        if name == "alias_models":
+            return lambda *args, **kwargs: []
         raise AttributeError(name)
 
 

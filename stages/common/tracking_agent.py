@@ -10,8 +10,9 @@ MLflow. The agent logs exactly what a stage would have logged itself (it runs th
 
 One agent serves one repository, one tracking store and one version of the tracking code:
 its socket's name is a hash of the repository path, ``$MLFLOW_TRACKING_URI``,
-``$CLAIMBENCH_ARTIFACT_ROOT``, the Python executable and the source of this module and of
-:mod:`~stages.common.tracking`, so an edit to either starts a new agent (the old one idles out).
+``$CLAIMBENCH_ARTIFACT_ROOT``, the Python executable and the source of this module, of
+:mod:`~stages.common.tracking` and of :mod:`~stages.common.registry`, so an edit to any of them
+starts a new agent (the old one idles out).
 
 Protocol: one JSON object a line each way. A connection is one stage run: ``open`` creates the
 run; ``call`` runs one of :data:`CALLS` on it; ``finish`` logs the stage's metrics files and
@@ -44,7 +45,7 @@ from typing import Any
 
 IDLE_S = 60.0            # an agent with no stage for this long exits
 START_TIMEOUT_S = 120.0  # how long a stage waits for a new agent to answer
-CALLS = ("log_metrics", "log_curve", "log_dict", "log_artifact", "log_model", "set_tags")
+CALLS = ("log_metrics", "log_curve", "log_dict", "log_artifact", "log_model", "set_tags", "alias_models")
 
 
 class AgentError(RuntimeError):
@@ -74,7 +75,8 @@ def address(root: Path) -> Path:
     here = Path(__file__)
     key = hashlib.sha256()
     for part in (str(root.resolve()), tracking.tracking_uri(root), os.environ.get("CLAIMBENCH_ARTIFACT_ROOT", ""),
-                 sys.executable, here.read_text(), here.with_name("tracking.py").read_text()):
+                 sys.executable, here.read_text(), here.with_name("tracking.py").read_text(),
+                 here.with_name("registry.py").read_text()):
         key.update(part.encode() + b"\0")
     folder = Path(tempfile.gettempdir()) / f"claimbench-{os.getuid()}"
     folder.mkdir(mode=0o700, exist_ok=True)
@@ -209,6 +211,12 @@ class RemoteRun:
 
     def set_tags(self, tags: dict[str, Any]) -> None:
         self._call("set_tags", {k: str(v) for k, v in tags.items()})
+
+    def alias_models(self, alias: str) -> list[str]:
+        lines = self._call("alias_models", alias)
+        for line in lines:
+            print(f"  model {line}", flush=True)
+        return lines
 
     def finish_stage(self, metrics: list[str], outs: list[str], timings: dict[str, float]) -> None:
         """Log the stage's metrics files and outs and end the run FINISHED. The connection stays

@@ -192,6 +192,7 @@ def main() -> None:
                   "not_run": sum(r["holds"] is None for r in rows),
                   "must_failed": sum(r["level"] == "must" and r["holds"] is not True for r in rows)}
         ctx.run.log_metrics({"ledger": counts})
+        ctx.run.alias_models("ledger")      # registered models: `ledger` on the versions behind these reports
         for r in rows:
             print(f"  {verdict(r['holds']):8s} {r['level']:6s} {r['study']}/{r['id']}: "
                   f"measured {fmt(r['measured'])}, check {check_text(r)}")
