@@ -95,8 +95,14 @@ def register(c, name: str, model_id: str, run_id: str, tags: dict[str, str],
                 raise
 
     retry(create_model)
-    mv = retry(lambda: c.create_model_version(name, source=f"models:/{model_id}", run_id=run_id,
-                                              tags=tags, model_id=model_id))
+    # A sqlite/file registry looks the logged model up through MLflow's *global* tracking URI,
+    # not the client's (a TODO in mlflow/store/model_registry/sqlalchemy_store.py), so point it
+    # at this client's store for the call.
+    from mlflow.tracking._tracking_service.utils import _use_tracking_uri
+
+    with _use_tracking_uri(c.tracking_uri):
+        mv = retry(lambda: c.create_model_version(name, source=f"models:/{model_id}", run_id=run_id,
+                                                  tags=tags, model_id=model_id))
     return str(mv.version)
 
 

@@ -55,6 +55,12 @@ def fit_predict(train_text: list[str], y: np.ndarray, test_text: list[str], kind
                 progress: bool = True) -> tuple[np.ndarray, list[float]]:
     """Train on (train_text, y) and predict test_text. kind 'bool' (y in {0, 1}: returns
     probabilities) or 'value' (y already scaled: returns predictions). Also the loss per epoch."""
+    model, losses = fit(train_text, y, kind, p, seed, progress)
+    return predict(model, test_text, kind, p.buckets, p.max_tokens), losses
+
+
+def fit(train_text: list[str], y: np.ndarray, kind: str, p, seed: int, progress: bool = True):
+    """The model trained on (train_text, y) (see :func:`fit_predict`), and the loss per epoch."""
     import torch
     from tqdm import tqdm
 
@@ -66,7 +72,6 @@ def fit_predict(train_text: list[str], y: np.ndarray, test_text: list[str], kind
             torch.optim.Adam(list(model.mlp.parameters()), lr=p.lr)]
     loss_fn = torch.nn.BCEWithLogitsLoss() if kind == "bool" else torch.nn.MSELoss()
     tr = [hashed_ids(t, p.buckets, p.max_tokens) for t in train_text]
-    te = [hashed_ids(t, p.buckets, p.max_tokens) for t in test_text]
     yt = torch.tensor(y, dtype=torch.float32)
     losses = []
     for _ in tqdm(range(p.epochs), desc=f"text model ({kind})", disable=not progress, mininterval=2):
@@ -82,10 +87,91 @@ def fit_predict(train_text: list[str], y: np.ndarray, test_text: list[str], kind
             total += float(loss.detach()) * len(idx)
             n += len(idx)
         losses.append(total / max(n, 1))
+    return model, losses
+
+
+def predict(model, texts: list[str], kind: str, buckets: int, max_tokens: int) -> np.ndarray:
+    """A trained model's outputs for ``texts``: probabilities (kind 'bool') or scaled values."""
+    import torch
+
+    te = [hashed_ids(t, buckets, max_tokens) for t in texts]
     model.eval()
     out = np.zeros(len(te), dtype=np.float64)
     with torch.no_grad():
         for idx, flat, off in _batches(te, np.arange(len(te)), 512):
             z = model(flat, off)
             out[idx] = (torch.sigmoid(z) if kind == "bool" else z).numpy()
-    return out, losses
+    return out
+
+
+def kind_of(question_type: str) -> str:
+    """Which text model answers a question type: 'value' (value_regression) or 'bool'; an unknown
+    type raises ValueError naming the allowed ones."""
+    from .records import split_type
+
+    return "value" if split_type(question_type)[1] == "value_regression" else "bool"
+
+
+def to_answer(kind: str, v: float, scale: float = 1.0) -> str:
+    """A model output as an answer string, as the questions hold them ('True' / a float's repr)."""
+    return str(bool(v > 0.5)) if kind == "bool" else repr(float(v * scale))
+
+
+# -- the text model as an MLflow model --------------------------------------------------------
+def answer_all(models: dict, scale: dict[str, float], rows: list[dict], buckets: int,
+               max_tokens: int) -> list[str | None]:
+    """The answers of ``models`` ({'bool': ..., 'value': ...}) to question rows (``question``,
+    ``type``, ``dataset``), in order; None where the kind has no model."""
+    out: list[str | None] = [None] * len(rows)
+    for kind, model in models.items():
+        idx = [i for i, r in enumerate(rows) if kind_of(r["type"]) == kind]
+        if not idx:
+            continue
+        values = predict(model, [rows[i]["question"] for i in idx], kind, buckets, max_tokens)
+        for i, v in zip(idx, values):
+            out[i] = to_answer(kind, v, scale.get(rows[i]["dataset"], 1.0) if kind == "value" else 1.0)
+    return out
+
+
+def save_mlflow(target, models: dict, scale: dict[str, float], p) -> None:
+    """Write the text models as one MLflow pyfunc model folder at ``target`` (atomically): the
+    weights (``weights.pt``, a state dict per kind), ``config.json`` (sizes, the value scale per
+    dataset) and ``stages/fgbench/pyfunc.py`` (MLflow "models from code", nothing pickled)."""
+    import json
+    import os
+    import tempfile
+    from importlib.metadata import version
+    from pathlib import Path
+
+    import torch
+
+    from stages.common.io import atomic_dir
+
+    os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
+    import mlflow.pyfunc
+
+    with tempfile.TemporaryDirectory() as scratch, atomic_dir(target) as tmp:
+        weights, config = Path(scratch) / "weights.pt", Path(scratch) / "config.json"
+        torch.save({k: m.state_dict() for k, m in sorted(models.items())}, weights)
+        config.write_text(json.dumps({"buckets": p.buckets, "dim": p.dim, "max_tokens": p.max_tokens,
+                                      "kinds": sorted(models), "scale": scale}, sort_keys=True, indent=1))
+        tmp.rmdir()                                   # save_model wants a folder that does not exist
+        mlflow.pyfunc.save_model(str(tmp), python_model=str(Path(__file__).with_name("pyfunc.py")),
+                                 artifacts={"weights": str(weights), "config": str(config)},
+                                 pip_requirements=[f"torch=={version('torch')}", f"numpy=={version('numpy')}"])
+
+
+def load_mlflow(weights: str, config: str) -> tuple[dict, dict]:
+    """The models and config that :func:`save_mlflow` wrote (weights loaded with weights_only)."""
+    import json
+    from pathlib import Path
+
+    import torch
+
+    cfg = json.loads(Path(config).read_text())
+    state = torch.load(weights, weights_only=True)
+    models = {}
+    for kind in cfg["kinds"]:
+        models[kind] = build(cfg["buckets"], cfg["dim"])
+        models[kind].load_state_dict(state[kind])
+    return models, cfg

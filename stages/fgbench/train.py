@@ -7,7 +7,9 @@ text model for all boolean questions and one for all value questions, trained fr
 torch on the question text. Molecule level, per regression dataset: a random forest on Morgan
 fingerprints vs one on fingerprints + AccFG group counts.
 
-Outputs: data/fgbench/predictions/{pairs.json, molecules.json} and reports/fgbench/train.json.
+Outputs: data/fgbench/predictions/{pairs.json, molecules.json}, reports/fgbench/train.json and
+data/fgbench/text_model (the text models as an MLflow pyfunc model, logged and registered as
+``fgbench-text``: ``mlflow.pyfunc.load_model("models:/fgbench-text@ledger")``).
 """
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from .params import FGBenchParams
 
 QA, MOLECULES = "data/fgbench/qa", "data/fgbench/molecules"
 PREDICTIONS = "data/fgbench/predictions"
+TEXT_MODEL = "data/fgbench/text_model"       # the text models as one MLflow model (pyfunc.py)
 METRICS = "reports/fgbench/train.json"
 MODELS = ("constant", "fg_agnostic", "fg_aware", "text")
 RNG_PAIR, RNG_MOL, RNG_TEXT = 1, 2, 3
@@ -77,37 +80,28 @@ def _answer(task: str, v) -> str:
 
 
 def text_models(train: list[dict], test: list[dict], p, seed: int, progress: bool = True):
-    """The text model's answers for every test question, and its training losses."""
+    """The text models' answers for every test question, their training losses, the models
+    ({'bool': ..., 'value': ...}) and the value model's scale per dataset."""
     import numpy as np
 
-    from . import records, textmodel
+    from . import textmodel
 
-    preds: list = [None] * len(test)
-    losses = {}
+    models, losses, scale = {}, {}, {}
     for kind in ("bool", "value"):
-        is_kind = (lambda r: records.split_type(r["type"])[1] == "value_regression") if kind == "value" else \
-            (lambda r: records.split_type(r["type"])[1] != "value_regression")
-        tr = [r for r in train if is_kind(r)]
-        te_idx = [i for i, r in enumerate(test) if is_kind(r)]
-        if not tr or not te_idx:
+        tr = [r for r in train if textmodel.kind_of(r["type"]) == kind]
+        if not tr or not any(textmodel.kind_of(r["type"]) == kind for r in test):
             continue
         if kind == "bool":
             y = np.asarray([_bool(r["answer"]) for r in tr], dtype=np.float64)
-            scale = {}
         else:
             ys = np.asarray([float(r["answer"]) for r in tr])
             ds = [r["dataset"] for r in tr]
             scale = {d: float(np.std([v for v, dd in zip(ys, ds) if dd == d]) or 1.0) for d in set(ds)}
             y = np.asarray([v / scale[d] for v, d in zip(ys, ds)])
-        out, losses[kind] = textmodel.fit_predict([r["question"] for r in tr], y,
-                                                  [test[i]["question"] for i in te_idx], kind, p.text,
-                                                  seed * 1000 + RNG_TEXT, progress)
-        for i, v in zip(te_idx, out):
-            if kind == "bool":
-                preds[i] = str(bool(v > 0.5))
-            else:
-                preds[i] = repr(float(v * scale.get(test[i]["dataset"], 1.0)))
-    return preds, losses
+        models[kind], losses[kind] = textmodel.fit([r["question"] for r in tr], y, kind, p.text,
+                                                   seed * 1000 + RNG_TEXT, progress)
+    preds = textmodel.answer_all(models, scale, test, p.text.buckets, p.text.max_tokens)
+    return preds, losses, models, scale
 
 
 def molecule_models(mols: dict, p, seed: int, regression: list[str], progress: bool = True):
@@ -150,7 +144,7 @@ def main() -> None:
         from stages.common.device import limit_threads
         from stages.common.io import atomic_dir, write_json
 
-        from . import features, records
+        from . import features, records, textmodel
 
         limit_threads()
         p = ctx.params.train
@@ -172,13 +166,15 @@ def main() -> None:
             labels = [r[k] for r in train + test if r["dataset"] == d for k in ("target_label", "ref_label")]
             classes[d] = features.class_ranks(labels)
         preds, fitted, vocab_size = pair_models(train, test, p, ctx.seed, classes)
-        preds["text"], losses = text_models(train, test, p, ctx.seed)
+        preds["text"], losses, text, scale = text_models(train, test, p, ctx.seed)
         regression = sorted({r["dataset"] for r in train if r["type"].endswith("value_regression")})
         mol_preds = molecule_models(mol_rows, p, ctx.seed, regression)
         for kind, curve in losses.items():
             ctx.run.log_curve(f"text.{kind}.loss", curve)
         pairs = [{"type": r["type"], "dataset": r["dataset"], "answer": r["answer"],
                   **{m: preds[m][i] for m in MODELS}} for i, r in enumerate(test)]
+        textmodel.save_mlflow(ctx.path(TEXT_MODEL), text, scale, p.text)
+        ctx.run.log_model(ctx.path(TEXT_MODEL), "text", params={"train_questions": len(train), **p.text.model_dump()})
         with atomic_dir(ctx.path(PREDICTIONS)) as tmp:
             write_json(tmp / "pairs.json", pairs)
             write_json(tmp / "molecules.json", mol_preds)

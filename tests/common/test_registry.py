@@ -52,6 +52,15 @@ DEPS = ["stages/t_study/train.py", "data/t_study/ds"]
 METRICS = "reports/t_study/train.json"
 
 
+def _default_store(mp: pytest.MonkeyPatch, base: Path) -> None:
+    """As in a stage and the tracking agent: no $MLFLOW_TRACKING_URI (the store is the repo's
+    mlruns.db), so MLflow's own default store (mlflow.db in the working folder) is another."""
+    isolate_env(mp, base)
+    mp.delenv("MLFLOW_TRACKING_URI")
+    mp.delenv("CLAIMBENCH_ARTIFACT_ROOT")
+    mp.chdir(base)
+
+
 def _train(root: Path, model: Path, loss: float) -> tracking.StageRun:
     """One training stage run: log the model, write the metrics file, finish."""
     run = tracking.StageRun("t_study", "train", "t_study-train", "smoke", {"k": 1}, root=root, deps=DEPS,
@@ -77,7 +86,7 @@ def test_dvc_hash_is_dvcs(tmp_path):
 def test_log_model_registers_a_tagged_version(tmp_path, monkeypatch, saved_model):
     """Each log_model adds a version of `<study>-<name>`, tagged with the commit, profile, stage
     and the DVC hash of the data dep (not of the code dep); finishing adds the metrics file's md5."""
-    isolate_env(monkeypatch, tmp_path / "store")
+    _default_store(monkeypatch, tmp_path)
     root = _repo(tmp_path / "repo")
     runs = [_train(root, saved_model, loss) for loss in (0.5, 0.25)]
     c = tracking.client(root)
@@ -100,7 +109,7 @@ def test_ledger_alias_follows_the_metrics_in_the_workspace(tmp_path, monkeypatch
     `models:/<name>@ledger` predicts."""
     import mlflow.pyfunc
 
-    isolate_env(monkeypatch, tmp_path / "store")
+    _default_store(monkeypatch, tmp_path)
     root = _repo(tmp_path / "repo")
     _train(root, saved_model, 0.5)
     first = (root / METRICS).read_text()
@@ -113,6 +122,8 @@ def test_ledger_alias_follows_the_metrics_in_the_workspace(tmp_path, monkeypatch
     (root / METRICS).write_text(first)
     run.alias_models("ledger")
     assert str(c.get_model_version_by_alias("t_study-double", "ledger").version) == "1"
+    assert not (tmp_path / "mlflow.db").exists()            # nothing went to MLflow's default store
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", tracking.tracking_uri(root))    # as the README says
     model = mlflow.pyfunc.load_model("models:/t_study-double@ledger")
     assert list(model.predict([1, 2])) == [2, 4]
     (root / METRICS).write_text('{"loss": 9}')
