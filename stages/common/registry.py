@@ -19,15 +19,19 @@ store, or ran with tracking off) the alias is removed rather than left on a stal
 alias is a side effect on the MLflow store, like logging: the ledger's outputs do not depend on it.
 Load a model with ``mlflow.pyfunc.load_model("models:/autoopt-m1@ledger")``.
 
-**The MLflow UI.** MLflow 3.x opens an experiment on its GenAI "Overview" of traces unless the
-experiment's tag ``mlflow.experimentKind`` says otherwise; ``custom_model_development`` (shown
-as "Machine learning") opens it on its runs. Which run columns show is kept in the browser
-(localStorage, per experiment); the one server-side view state MLflow 3.17 has is a *saved
-view*, an experiment tag ``mlflow.sharedViewState.<id>`` listed in the runs page's "Saved views"
-menu and opened by the link ``#/experiments/<id>/runs?viewStateShareKey=<id>``.
-:func:`experiment_tags` gives each study's experiment the kind and a saved view ``claims``
-whose columns are the study's claim metrics (from its claims.yaml), the profile, the DVC stage
-and the stage's compute time.
+**The MLflow UI.** MLflow 3.17 opens an experiment on its GenAI "Overview" of traces. Which
+page it opens on is decided in the browser: its UI (3.17.2, workflow-based navigation compiled
+on) takes the sidebar's "GenAI / Model training" switch (the URL's ``workflowType``, else the
+browser's localStorage ``mlflow.workflowType``, default ``genai``) over the experiment's type,
+the tag ``mlflow.experimentKind``. So each experiment is tagged ``custom_model_development``
+("Machine learning", what the UI's own type picker writes, and what it goes by where the switch
+is off), and the links we print (:func:`runs_url`) carry ``workflowType=machine_learning`` and
+the runs tab. Which run columns show is kept in the browser too (localStorage, per experiment);
+the one server-side view state is a *saved view*, an experiment tag ``mlflow.sharedViewState.<id>``
+listed in the runs page's "Saved views" menu and opened by ``?viewStateShareKey=<id>``.
+:func:`experiment_tags` gives each experiment a saved view ``claims`` whose columns are the
+profile, the DVC stage, the stage's compute time, the registered models and the study's claim
+metrics (from its claims.yaml).
 
 This module is infrastructure (:data:`stages.common.depgraph.INFRASTRUCTURE`): it shapes no
 stage output. The tracking helper (:mod:`.tracking`) calls it; stages never do.
@@ -212,6 +216,8 @@ def tags_to_update(current: dict[str, str], wanted: dict[str, str]) -> dict[str,
     return {k: v for k, v in wanted.items() if not same(k)}
 
 
-def view_url(base: str, experiment_id: str) -> str:
-    """The link that opens an experiment's runs on the ``claims`` saved view."""
-    return f"{base.rstrip('/')}/#/experiments/{experiment_id}/runs?viewStateShareKey={VIEW_ID}"
+def runs_url(base: str, experiment_id: str, view: bool = True) -> str:
+    """The link that opens an experiment on its runs, in the UI's "Model training" mode, with the
+    ``claims`` saved view (``view=False``: the columns the browser last kept)."""
+    return (f"{base.rstrip('/')}/#/experiments/{experiment_id}/runs?workflowType=machine_learning"
+            + (f"&viewStateShareKey={VIEW_ID}" if view else ""))
