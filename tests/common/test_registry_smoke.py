@@ -1,0 +1,77 @@
+"""The registered models of the session's smoke build (its own MLflow store, read only): each
+trained model is a version tagged with what made it, the DVC hashes of its training data equal
+what dvc.lock recorded after the run, the ledger's alias is on the version behind the reports
+it read, and `mlflow.pyfunc.load_model("models:/<name>@ledger")` loads and predicts (as the
+README shows)."""
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+
+import pytest
+import yaml
+
+MODELS = {"autoopt-m1": "autoopt-m1-train", "autoopt-m2_seq2seq": "autoopt-m2-train",
+          "fgbench-text": "fgbench-train"}
+
+
+@pytest.fixture
+def store(smoke_built, monkeypatch):
+    root = smoke_built[0]
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{root / 'mlruns.db'}")
+    from mlflow.tracking import MlflowClient
+
+    return root, MlflowClient()
+
+
+@pytest.mark.study
+def test_smoke_versions_carry_commit_profile_and_dvc_lock_hashes(store):
+    from stages.common.registry import dvc_hash
+
+    root, c = store
+    assert sorted(m.name for m in c.search_registered_models()) == sorted(MODELS)
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True).stdout.strip()
+    for name, stage in MODELS.items():
+        v = c.get_model_version_by_alias(name, "ledger")
+        study = name.split("-")[0]
+        lock = yaml.safe_load((root / f"stages/{study}/dvc.lock").read_text())["stages"][stage]
+        data = {d["path"]: d["md5"] for d in lock["deps"] if not d["path"].startswith("stages/")}
+        assert data, f"{stage} has no data deps in dvc.lock"
+        tagged = {k[len("training_data."):]: h for k, h in v.tags.items() if k.startswith("training_data.")}
+        assert tagged == data, f"{name}: training-data hashes differ from dvc.lock"
+        assert v.tags["profile"] == "smoke" and v.tags["dvc.stage"] == stage and v.tags["git.commit"] == head
+        metrics = {k[len("metrics_file."):]: h for k, h in v.tags.items() if k.startswith("metrics_file.")}
+        assert metrics and all(dvc_hash(root / m) == h for m, h in metrics.items())   # what the ledger read
+        assert c.get_run(v.run_id).data.tags["dvc.stage"] == stage
+
+
+@pytest.mark.study
+def test_smoke_models_load_by_alias_and_predict(store):
+    """fgbench-text answers the test questions as the stage did (all of them); autoopt-m1 reads
+    test images as its evaluate stage did; autoopt-m2_seq2seq writes a script for a LaTeX model."""
+    import datasets
+    import mlflow.pyfunc
+    import pandas as pd
+
+    root, _ = store
+    text = mlflow.pyfunc.load_model("models:/fgbench-text@ledger")
+    test = datasets.load_from_disk(str(root / "data/fgbench/qa"))["test"].to_pandas()
+    pairs = json.loads((root / "data/fgbench/predictions/pairs.json").read_text())
+    assert list(text.predict(test[["question", "type", "dataset"]])) == [p["text"] for p in pairs]
+
+    m1 = mlflow.pyfunc.load_model("models:/autoopt-m1@ledger")
+    printed = datasets.load_from_disk(str(root / "data/autoopt/dataset"))["test"]
+    want = json.loads((root / "data/autoopt/m1_predictions.json").read_text())["printed"]
+
+    def png(img) -> bytes:
+        buf = io.BytesIO()
+        img.save(buf, format="PNG")
+        return buf.getvalue()
+
+    got = m1.predict(pd.DataFrame({"image": [png(im) for im in printed["image"]]}))
+    assert list(got) == [w["latex"] for w in want]
+
+    m2 = mlflow.pyfunc.load_model("models:/autoopt-m2_seq2seq@ledger")
+    scripts = m2.predict(pd.DataFrame({"latex": printed["latex"][:2]}))
+    assert len(scripts) == 2 and all(isinstance(s, str) and s for s in scripts)
