@@ -112,18 +112,15 @@ def notes_lines(rows: list[dict]) -> list[str]:
 
 def studies_table(rows: list[dict]) -> str:
     """One Markdown row per study: its paper, must and should claims held, fidelity labels."""
+    from .page import held_text
+
     lines = ["| study | paper | must claims held | should claims held | fidelity |",
              "|---|---|---|---|---|"]
     for study in sorted({r["study"] for r in rows}):
         mine = [r for r in rows if r["study"] == study]
 
         def held(level: str) -> str:
-            of = [r for r in mine if r["level"] == level]
-            if not of:
-                return "—"
-            text = f"{sum(r['holds'] is True for r in of)} of {len(of)}"
-            not_run = sum(r["holds"] is None for r in of)
-            return text + (f" ({not_run} not run)" if not_run else "")
+            return held_text(mine, level, sep=" of ")
 
         fid = ", ".join(sorted({r["fidelity"] for r in mine}))
         paper = mine[0]["source"].replace("|", "\\|")

@@ -119,11 +119,12 @@ def held(rows: list[dict], level: str) -> tuple[int, int, int]:
     return sum(r["holds"] is True for r in of), len(of), sum(r["holds"] is None for r in of)
 
 
-def held_text(rows: list[dict], level: str) -> str:
+def held_text(rows: list[dict], level: str, sep: str = " / ") -> str:
+    """'held / all', and how many were not run; '—' when the level has no claim."""
     h, n, nr = held(rows, level)
     if not n:
         return "—"
-    return f"{h} / {n}" + (f" ({nr} not run)" if nr else "")
+    return f"{h}{sep}{n}" + (f" ({nr} not run)" if nr else "")
 
 
 def overview(rows: list[dict], papers: dict, runs: dict) -> list[dict]:

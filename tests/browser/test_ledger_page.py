@@ -54,7 +54,9 @@ def test_only_failing_claims_in_one_click(browser, page, smoke_built):
     shown = {s.get_attribute("data-study") for s in browser.driver.find_elements("css selector", "tr.ov")
              if s.is_displayed()}
     assert shown == {f.split("--")[0][len("claim-"):] for f in failing}
-    browser.screenshot("ledger_only_failing")
+    first = next(x for x in browser.driver.find_elements("css selector", "section.study") if x.is_displayed())
+    browser.driver.execute_script("arguments[0].scrollIntoView();", first)
+    browser.screenshot("ledger_only_failing")                 # a study's section, failing rows only
     browser.driver.find_element("id", "q").send_keys("zipf_bigram")       # search narrows further
     assert all(i.startswith("claim-zipf_bigram--") for i in _visible_claims(browser.driver))
     browser.driver.find_element("id", "show-all").click()
@@ -84,9 +86,9 @@ def test_every_plot_thumbnail_loads(browser, page, smoke_built):
     assert not bad, f"images that did not load: {bad}"
     links = [a.get_attribute("href") for a in browser.driver.find_elements("css selector", "section.study figure a")]
     assert all(Path(h.removeprefix("file://")).is_file() for h in links)      # each opens the full plot
-    section = browser.driver.find_element("css selector", "section.study")
-    browser.driver.execute_script("arguments[0].scrollIntoView();", section)
-    browser.screenshot("ledger_study_section")
+    plots = browser.driver.find_element("css selector", "section.study .plots")
+    browser.driver.execute_script("arguments[0].scrollIntoView({block: 'center'});", plots)
+    browser.screenshot("ledger_plots")                        # a study's thumbnails and its MLflow runs
     assert browser.console_errors() == []
     assert browser.external_requests() == []
 
