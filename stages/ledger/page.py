@@ -37,6 +37,7 @@ CSS = """
 *{box-sizing:border-box}
 body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:0 auto;padding:1em 1.5em;max-width:1360px;color:#222;line-height:1.35}
 h1{margin:.2em 0}h2{margin:1.4em 0 .3em;border-bottom:2px solid #ddd}
+section.study,#overview{scroll-margin-top:3.2em}
 table{border-collapse:collapse;width:100%;table-layout:fixed;font-size:.9em}
 td,th{border:1px solid #ccc;padding:4px 6px;vertical-align:top;overflow-wrap:anywhere;text-align:left}
 th{background:#f3f3f3}

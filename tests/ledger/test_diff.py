@@ -58,6 +58,8 @@ def test_compare_names_verdict_figure_added_removed():
     assert got["b/m2"]["change"] == "measured" and not got["b/m2"]["must_broke"]
     assert got["b/new"]["change"] == "added" and got["b/gone"]["change"] == "removed"
     assert len(compare(OLD, new, unchanged=True)) == 5
+    still = compare([_row("c", "m", "must", False, 0.1)], [_row("c", "m", "must", False, 0.2)])
+    assert still[0]["change"] == "measured" and not still[0]["must_broke"]   # failed before: not a break
 
 
 def test_a_figure_within_rtol_is_unchanged():
