@@ -12,6 +12,8 @@ one block, and summed up at the end of the run (``tier`` table):
                or hand-edited stage; each on a copy of the same build.
 ``machinery``  the Prefect flow, Dask, the stack, failure safety, concurrent logging, on a small
                target (zipf_bigram and the ledger), never the whole DAG.
+``browser``    pages opened in a real headless Chromium (``tests/browser/``, every test there;
+               harness in ``tests/browser/conftest.py``): the ledger page, plots, the MLflow UI.
 
 ``python -m pytest -m unit`` is the quick loop (a few minutes); the whole suite builds the smoke
 DAG once (``smoke_built``).
@@ -37,7 +39,8 @@ OFFLINE = {
     "DVC_NO_ANALYTICS": "1",
     "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "90",
 }
-TIERS = ("unit", "study", "pipeline", "machinery")
+TIERS = ("unit", "study", "pipeline", "machinery", "browser")
+BROWSER_DIR = Path(__file__).resolve().parent / "browser"
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -67,6 +70,8 @@ def tier_of(item) -> str:
 
 def pytest_collection_modifyitems(config, items):
     for item in items:
+        if BROWSER_DIR in Path(str(item.fspath)).parents:
+            item.add_marker(pytest.mark.browser)
         if tier_of(item) == "unit":
             item.add_marker(pytest.mark.unit)
     items.sort(key=lambda it: TIERS.index(tier_of(it)))       # stable: file order within a tier
