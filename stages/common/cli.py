@@ -10,6 +10,8 @@
                                       the code each stage imports (its deps in its dvc.yaml), and
                                       what is missing; --write puts the import graph's list in
     claimbench check [claims.json]    exit 1 when a `must` claim fails or was not evaluated
+    claimbench diff [REV] [--page]    claims whose verdict or measured figure changed since git REV
+                                      (default HEAD); exit 1 when a must claim went holds -> fails
     claimbench new-study NAME [--title T] [--paper P]
                                       write a new study's skeleton: stages/NAME (its dvc.yaml
                                       included), tests/NAME, and its place in the ledger
@@ -205,6 +207,18 @@ def _cmd_ui(args: argparse.Namespace) -> int:
         return 0
 
 
+def _cmd_diff(args: argparse.Namespace) -> int:
+    from stages.ledger.diff import DiffError, run   # the ledger's own module (not a study)
+
+    from .params import repo_root
+
+    try:
+        return run(repo_root(), args.rev, args.rtol, args.all, args.json, args.page)
+    except DiffError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+
+
 PASS_THROUGH = {"flow": "flows.pipeline", "stack": "flows.stack", "deploy": "flows.deploy"}
 
 
@@ -237,6 +251,13 @@ def main(argv: list[str] | None = None) -> None:
     p = sub.add_parser("check", help="fail when a must claim fails")
     p.add_argument("claims", nargs="?", default="reports/claims.json")
     p.set_defaults(fn=_cmd_check)
+    p = sub.add_parser("diff", help="claims that changed verdict or measured figure since a git revision")
+    p.add_argument("rev", nargs="?", default="HEAD", help="git revision of the ledger to compare with")
+    p.add_argument("--all", action="store_true", help="list unchanged claims too")
+    p.add_argument("--json", action="store_true", help="print the changes as JSON")
+    p.add_argument("--rtol", type=float, default=1e-6, help="relative change below which a figure is the same")
+    p.add_argument("--page", action="store_true", help="also write reports/claims-diff.html for the ledger page")
+    p.set_defaults(fn=_cmd_diff)
     for name, text in (
             ("flow", "run the Prefect pipeline flow (claimbench flow --help)"),
             ("stack", "start/stop the local Prefect + MLflow stack: up|status|run|down"),

@@ -1,8 +1,14 @@
 """The ledger stage: every study's claims.yaml checked against its measured metrics.
 
-Writes reports/claims.json (one object per claim), reports/claims.md (a table) and
-reports/index.html (an offline page: plots embedded, no CDN). A failing claim is a result,
-not an error: this stage always writes the ledger; ``claimbench check`` is the gate.
+Writes reports/claims.json (one object per claim), reports/claims.md (the overview of the
+studies, then a table of the claims) and reports/index.html with its plot thumbnails under
+reports/ledger/ (an offline page, no CDN: see stages/ledger/page.py). A failing claim is a
+result, not an error: this stage always writes the ledger; ``claimbench check`` is the gate.
+
+Besides the studies' claims and reports it reads two files of its own: ``papers.yaml`` (each
+study's paper title, seed file and position) and ``runs.json`` (the MLflow runs that made the
+committed outputs, and their compute time: written outside DVC by ``python -m
+stages.ledger.runs``, see there).
 
 It also refreshes the table of studies in README.md, between the markers
 ``<!-- studies:start -->`` and ``<!-- studies:end -->`` (study, paper, must claims held,
@@ -12,15 +18,19 @@ are a function of the ledger's own inputs. A README without the markers is left 
 """
 from __future__ import annotations
 
-import base64
-import html
+import json
 from pathlib import Path
+
+import yaml
 
 from stages.common.stage import stage
 
+from .format import check_text, fmt, verdict
 from .params import LedgerParams
 
 CLAIMS_JSON, CLAIMS_MD, INDEX_HTML = "reports/claims.json", "reports/claims.md", "reports/index.html"
+THUMBS = "reports/ledger/thumbs"
+PAPERS, RUNS = Path(__file__).with_name("papers.yaml"), Path(__file__).with_name("runs.json")
 README, START, END = "README.md", "<!-- studies:start -->", "<!-- studies:end -->"
 
 
@@ -34,31 +44,34 @@ def collect(root: Path, profile: str) -> list[dict]:
     return rows
 
 
-def fmt(x) -> str:
-    if x is None:
-        return "—"
-    if isinstance(x, list):
-        return "[" + ", ".join(fmt(v) for v in x) + "]"
-    if isinstance(x, float):
-        return f"{x:.4g}"
-    return str(x)
+def load_papers(path: Path = PAPERS) -> dict:
+    return yaml.safe_load(path.read_text()) if path.exists() else {}
 
 
-def verdict(holds) -> str:
-    return {True: "holds", False: "fails", None: "not run"}[holds]
+def load_runs(path: Path = RUNS) -> dict:
+    return json.loads(path.read_text()) if path.exists() else {}
 
 
-def check_text(r: dict) -> str:
-    return f"{r['metric']} {r['op']} {fmt(r['threshold'])}"
+def overview_markdown(rows: list[dict], papers: dict, runs: dict) -> list[str]:
+    """The page's overview as a Markdown table (first in claims.md)."""
+    from .page import compute_text, overview
+
+    lines = ["| study | paper (seed file, position) | must held | should held | fidelity | default compute |",
+             "|---|---|---|---|---|---|"]
+    for o in overview(rows, papers, runs):
+        cells = [f"[{o['study']}](../stages/{o['study']}/README.md)", f"{o['title']} ({o['seed']})",
+                 o["must"], o["should"], o["fidelity"], compute_text(o["compute_s"])]
+        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    return lines
 
 
-def to_markdown(rows: list[dict], profile: str) -> str:
+def to_markdown(rows: list[dict], profile: str, papers: dict | None = None, runs: dict | None = None) -> str:
     n_hold = sum(r["holds"] is True for r in rows)
     lines = [
         "# Claims ledger", "",
         f"Profile `{profile}`: {n_hold} of {len(rows)} claims hold. Every measured figure comes from "
         "this repository's pipeline (`dvc repro`); `fidelity` says how close the experiment is to the paper's.",
-        "",
+        "", "## Studies", "", *overview_markdown(rows, papers or {}, runs or {}), "", "## Claims", "",
         "| study | claim | level | paper figure | measured | check | verdict | fidelity |",
         "|---|---|---|---|---|---|---|---|",
     ]
@@ -97,59 +110,17 @@ def notes_lines(rows: list[dict]) -> list[str]:
     return out
 
 
-def to_html(rows: list[dict], profile: str, title: str, root: Path) -> str:
-    css = ("body{font-family:system-ui,sans-serif;margin:2em;max-width:1200px}"
-           "table{border-collapse:collapse;font-size:0.9em}td,th{border:1px solid #ccc;padding:4px 6px;"
-           "vertical-align:top}th{background:#f3f3f3}.holds{background:#e3f6e3}.fails{background:#fbe3e3}"
-           ".notrun{background:#eee}img{max-width:100%;border:1px solid #ddd;margin:0.5em 0}")
-    out = [f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
-           f"<style>{css}</style></head><body><h1>{html.escape(title)}</h1>",
-           f"<p>Profile <code>{html.escape(profile)}</code>. {sum(r['holds'] is True for r in rows)} of "
-           f"{len(rows)} claims hold.</p>",
-           "<table><tr><th>study</th><th>claim</th><th>level</th><th>paper</th><th>measured</th>"
-           "<th>check</th><th>verdict</th><th>fidelity</th></tr>"]
-    for r in rows:
-        cls = {True: "holds", False: "fails", None: "notrun"}[r["holds"]]
-        fid = r["fidelity"] + (f": {r['why']}" if r["why"] else "")
-        cells = [r["study"], f"<b>{html.escape(r['id'])}</b><br>{html.escape(r['statement'])}",
-                 r["level"], html.escape(f"{r['paper']} ({r['where']})"), fmt(r["measured"]),
-                 f"<code>{html.escape(check_text(r))}</code>", verdict(r["holds"]), html.escape(fid)]
-        out.append(f"<tr class='{cls}'>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
-    out.append("</table>")
-    notes = noted(rows)
-    if notes:
-        out.append("<h2>Notes</h2><ul>")
-        for r, note, ctx in notes:
-            body = html.escape(note)
-            if ctx:
-                body += f" <i>Measured beside it:</i> <code>{html.escape(ctx)}</code>."
-            out.append(f"<li><b>{html.escape(r['study'])}/{html.escape(r['id'])}</b> "
-                       f"({verdict(r['holds'])}): {body}</li>")
-        out.append("</ul>")
-    for study in sorted({r["study"] for r in rows}):
-        out.append(f"<h2>{html.escape(study)}</h2>")
-        for png in sorted((root / "reports" / study).glob("*.png")):
-            data = base64.b64encode(png.read_bytes()).decode("ascii")
-            out.append(f"<figure><img alt='{html.escape(png.name)}' src='data:image/png;base64,{data}'>"
-                       f"<figcaption>{html.escape(png.name)}</figcaption></figure>")
-    out.append("</body></html>")
-    return "\n".join(out) + "\n"
-
-
 def studies_table(rows: list[dict]) -> str:
     """One Markdown row per study: its paper, must and should claims held, fidelity labels."""
+    from .page import held_text
+
     lines = ["| study | paper | must claims held | should claims held | fidelity |",
              "|---|---|---|---|---|"]
     for study in sorted({r["study"] for r in rows}):
         mine = [r for r in rows if r["study"] == study]
 
         def held(level: str) -> str:
-            of = [r for r in mine if r["level"] == level]
-            if not of:
-                return "—"
-            text = f"{sum(r['holds'] is True for r in of)} of {len(of)}"
-            not_run = sum(r["holds"] is None for r in of)
-            return text + (f" ({not_run} not run)" if not_run else "")
+            return held_text(mine, level, sep=" of ")
 
         fid = ", ".join(sorted({r["fidelity"] for r in mine}))
         paper = mine[0]["source"].replace("|", "\\|")
@@ -176,15 +147,54 @@ def refresh_readme(path: Path, table: str) -> bool:
     return True
 
 
+def make_thumbs(root: Path, studies: list[str]) -> dict[str, list[dict]]:
+    """A WebP thumbnail (at most page.THUMB_W px wide) of every PNG under reports/<study>/, in
+    reports/ledger/thumbs/<study>/; {study: [{name, thumb, full, w, h}]}, paths relative to
+    reports/ (where the page is)."""
+    import io as _io
+
+    from PIL import Image
+
+    from stages.common.io import write_bytes
+
+    from .page import THUMB_W
+
+    reports = root / "reports"
+    out: dict[str, list[dict]] = {}
+    for study in studies:
+        for png in sorted((reports / study).rglob("*.png")):
+            rel = png.relative_to(reports / study)
+            with Image.open(png) as im:
+                im.load()
+                if im.width > THUMB_W:
+                    im = im.resize((THUMB_W, round(im.height * THUMB_W / im.width)), Image.LANCZOS)
+                buf = _io.BytesIO()
+                im.save(buf, format="WEBP", quality=80, method=4)
+                w, h = im.size
+            thumb = root / THUMBS / study / rel.with_suffix(".webp")
+            write_bytes(thumb, buf.getvalue())
+            out.setdefault(study, []).append({"name": str(rel), "w": w, "h": h,
+                                              "thumb": str(thumb.relative_to(reports)),
+                                              "full": str(png.relative_to(reports))})
+    return out
+
+
 def main() -> None:
     with stage("ledger", "build", LedgerParams, stage_name="ledger") as ctx:
         from stages.common.io import write_json, write_text
 
         profile = ctx.common.profile
+        from .page import to_html
+
         rows = collect(ctx.root, profile)
+        papers, runs = load_papers(), load_runs()
         write_json(ctx.path(CLAIMS_JSON), rows)
-        write_text(ctx.path(CLAIMS_MD), to_markdown(rows, profile))
-        write_text(ctx.path(INDEX_HTML), to_html(rows, profile, ctx.params.build.title, ctx.root))
+        write_text(ctx.path(CLAIMS_MD), to_markdown(rows, profile, papers, runs))
+        plots = make_thumbs(ctx.root, sorted({r["study"] for r in rows}))
+        print(f"  {sum(map(len, plots.values()))} plot thumbnails in {THUMBS}", flush=True)
+        page = to_html(rows, profile, ctx.params.build.title, papers, runs, plots)
+        write_text(ctx.path(INDEX_HTML), page)
+        print(f"  {INDEX_HTML}: {len(page.encode()) / 1e6:.2f} MB", flush=True)
         if refresh_readme(ctx.path(README), studies_table(rows)):
             print(f"  refreshed the table of studies in {README}", flush=True)
         counts = {"claims": len(rows), "hold": sum(r["holds"] is True for r in rows),

@@ -1,0 +1,176 @@
+"""The ledger page and claims.md's overview, built from tiny fake rows (no pipeline), and the
+records the ledger reads beside the claims (papers.yaml, runs.json)."""
+from __future__ import annotations
+
+import json
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import yaml
+
+from stages.ledger.build import load_papers, load_runs, make_thumbs, to_markdown
+from stages.ledger.page import overview, to_html
+
+REPO = Path(__file__).resolve().parents[2]
+BUDGET_15 = 1_000_000          # bytes of HTML at 15 studies (page.py's size budget)
+THUMBS_15 = 3_000_000          # bytes of plot thumbnails at 15 studies, loaded lazily
+
+
+def _row(study, cid, level, holds, fidelity="faithful", measured=0.5):
+    return {"study": study, "id": cid, "level": level, "holds": holds, "fidelity": fidelity,
+            "why": "" if fidelity == "faithful" else "smaller data", "measured": measured,
+            "metric": "a.b", "op": ">=", "threshold": 0.4, "statement": f"claim {cid} of {study}",
+            "paper": "0.9 in the paper", "where": "Fig. 1", "note": "a <b>note</b>", "context": {"a.c": 1.5},
+            "source": f"Author, Paper of {study} (NeurIPS 2025)", "profile": "smoke"}
+
+
+ROWS = [_row("beta", "m1", "must", True), _row("beta", "m2", "must", False),
+        _row("beta", "s1", "should", None, "proxy", None), _row("alpha", "m1", "must", True, "stand-in")]
+PAPERS = {"seeds": {"000": "seeds/000_x.txt"},
+          "papers": {"alpha": {"title": "Alpha Paper", "seed": "000", "position": 3}}}
+RUNS = {"default": {"commit": "abc", "studies": {"beta": {"compute_s": 130.0, "missing": ["beta-evaluate"],
+        "stages": {"beta-train": {"run_id": "r123", "experiment": "beta", "exact": False, "compute_s": 130.0}}}}}}
+PLOTS = {"beta": [{"name": "curve.png", "thumb": "ledger/thumbs/beta/curve.webp", "full": "beta/curve.png",
+                   "w": 480, "h": 300}]}
+
+
+class _Collect(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.tags: list[tuple[str, dict]] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+
+
+def _parse(page: str) -> list[tuple[str, dict]]:
+    p = _Collect()
+    p.feed(page)
+    return p.tags
+
+
+def test_overview_rows_counts_and_paper():
+    ov = {o["study"]: o for o in overview(ROWS, PAPERS, RUNS)}
+    assert list(ov) == ["alpha", "beta"]
+    assert ov["alpha"]["title"] == "Alpha Paper" and ov["alpha"]["seed"] == "seeds/000_x.txt, #3"
+    assert ov["beta"]["title"] == "Author, Paper of beta (NeurIPS 2025)" and ov["beta"]["seed"] == "—"
+    assert ov["beta"]["must"] == "1 / 2" and ov["beta"]["should"] == "0 / 1 (1 not run)"
+    assert ov["alpha"]["should"] == "—" and ov["beta"]["fidelity"] == "faithful, proxy"
+    assert ov["beta"]["compute_s"] == 130.0 and ov["alpha"]["compute_s"] is None
+
+
+def test_page_structure_filters_and_links():
+    page = to_html(ROWS, "smoke", "T <ledger>", PAPERS, RUNS, PLOTS)
+    tags = _parse(page)
+    claims = [a for t, a in tags if t == "tr" and "claim" in a.get("class", "").split()]
+    assert [(a["data-study"], a["data-verdict"], a["data-level"], a["data-fidelity"]) for a in claims] == [
+        ("alpha", "holds", "must", "stand-in"), ("beta", "holds", "must", "faithful"),
+        ("beta", "fails", "must", "faithful"), ("beta", "notrun", "should", "proxy")]
+    assert [a["data-study"] for t, a in tags if t == "tr" and "ov" in a.get("class", "").split()] == ["alpha", "beta"]
+    assert [a["id"] for t, a in tags if t == "section"] == ["study-alpha", "study-beta"]
+    hrefs = [a["href"] for t, a in tags if t == "a"]
+    assert "#study-beta" in hrefs and "../stages/beta/README.md" in hrefs and "beta/curve.png" in hrefs
+    (img,) = [a for t, a in tags if t == "img"]
+    assert img["loading"] == "lazy" and img["src"] == "ledger/thumbs/beta/curve.webp"
+    assert {a["value"] for t, a in tags if t == "input" and a.get("name") == "verdict"} == {"holds", "fails", "notrun"}
+    assert "<title>T &lt;ledger&gt;</title>" in page and "a &lt;b&gt;note&lt;/b&gt;" in page   # escaped
+    assert "r123" in page and "no run recorded" in page and "≈" in page                      # runs block
+    assert "<details><summary>claim m1 of beta</summary>" in page
+
+
+def test_page_requests_nothing_off_the_machine():
+    page = to_html(ROWS, "smoke", "T", PAPERS, RUNS, PLOTS)
+    srcs = [a.get("src") or a.get("href") for t, a in _parse(page) if t in ("img", "script", "link", "iframe")]
+    assert all(s is None or not re.match(r"^(https?:)?//", s) for s in srcs), srcs
+    assert "@import" not in page and "url(" not in page and "font-face" not in page
+
+
+def test_page_size_budget_at_15_studies():
+    """The HTML of 15 studies of 8 claims with 6 plots each stays within the budget (plots are files)."""
+    rows = [_row(f"study_{i:02d}", f"c{j}", "must", j % 3 == 0) for i in range(15) for j in range(8)]
+    for r in rows:
+        r["note"] = "x" * 600
+    plots = {f"study_{i:02d}": PLOTS["beta"] * 6 for i in range(15)}
+    page = to_html(rows, "default", "T", PAPERS, RUNS, plots)
+    assert "data:image" not in page and len(page.encode()) < BUDGET_15
+
+
+def test_the_committed_ledger_page_keeps_its_budget():
+    """reports/index.html of the committed default run, and its thumbnails, within the budget."""
+    page = REPO / "reports/index.html"
+    thumbs = sum(f.stat().st_size for f in (REPO / "reports/ledger").rglob("*") if f.is_file())
+    n = len({r["study"] for r in json.loads((REPO / "reports/claims.json").read_text())})
+    assert page.stat().st_size <= BUDGET_15 * n / 15, page.stat().st_size
+    assert 0 < thumbs <= THUMBS_15 * n / 15, thumbs
+
+
+def test_claims_md_starts_with_the_overview():
+    md = to_markdown(ROWS, "smoke", PAPERS, RUNS)
+    lines = md.splitlines()
+    i = lines.index("## Studies")
+    assert lines[i + 2].startswith("| study | paper (seed file, position) | must held |")
+    assert lines[i + 4] == ("| [alpha](../stages/alpha/README.md) | Alpha Paper (seeds/000_x.txt, #3) | 1 / 1 | — "
+                            "| stand-in | — |")
+    assert lines[i + 5].endswith("| 1 / 2 | 0 / 1 (1 not run) | faithful, proxy | 2.2 min |")
+    assert lines.index("## Claims") > i + 5
+
+
+def test_thumbnails_are_small_webp_beside_the_page(tmp_path):
+    from PIL import Image
+
+    (tmp_path / "reports/beta/sub").mkdir(parents=True)
+    Image.new("RGB", (1600, 1000), (200, 30, 30)).save(tmp_path / "reports/beta/big.png")
+    Image.new("RGB", (100, 50), (0, 0, 255)).save(tmp_path / "reports/beta/sub/small.png")
+    plots = make_thumbs(tmp_path, ["beta", "empty"])
+    assert [(p["name"], p["w"], p["h"], p["thumb"], p["full"]) for p in plots["beta"]] == [
+        ("big.png", 480, 300, "ledger/thumbs/beta/big.webp", "beta/big.png"),
+        ("sub/small.png", 100, 50, "ledger/thumbs/beta/sub/small.webp", "beta/sub/small.png")]
+    with Image.open(tmp_path / "reports/ledger/thumbs/beta/big.webp") as im:
+        assert im.format == "WEBP" and im.size == (480, 300)
+    assert "empty" not in plots
+
+
+def test_every_study_has_a_paper_entry():
+    papers = load_papers()
+    studies = {yaml.safe_load(f.read_text())["study"] for f in (REPO / "stages").glob("*/claims.yaml")}
+    missing = studies - set(papers["papers"])
+    assert not missing, f"add these studies to stages/ledger/papers.yaml: {sorted(missing)}"
+    for study, p in papers["papers"].items():
+        assert p["seed"] in papers["seeds"] and p["position"] >= 1 and p["title"], study
+
+
+def test_runs_record_names_every_locked_stage():
+    """runs.json (python -m stages.ledger.runs) lists, for the default profile, each stage of the
+    studies' dvc.lock files once: a run or missing."""
+    from stages.ledger.runs import lock_stages
+
+    runs = load_runs()["default"]["studies"]
+    listed = {n for s in runs.values() for n in [*s["stages"], *s["missing"]]}
+    assert listed == set(lock_stages(REPO))
+    for study, s in runs.items():
+        assert abs(s["compute_s"] - sum(r["compute_s"] for r in s["stages"].values())) < 0.5, study
+
+
+def test_runs_record_prefers_the_exact_run(tmp_path):
+    from types import SimpleNamespace as NS
+
+    from stages.ledger.runs import matching_runs
+
+    def run(rid, start, dep_md5, secs):
+        return NS(info=NS(run_id=rid, start_time=start), data=NS(
+            tags={"dvc.stage": "s-train", "dep.x.py": dep_md5}, metrics={"stage.compute_s": secs}))
+
+    class Client:
+        def search_experiments(self):
+            return [NS(experiment_id="1", name="s")]
+
+        def search_runs(self, ids, filt, max_results):
+            assert "tags.profile = 'default'" in filt and "FINISHED" in filt
+            return [run("old-exact", 1, "aaa", 5.0), run("newer-inexact", 2, "bbb", 7.0)]
+
+    got = matching_runs(Client(), {"s-train": {"x.py": "aaa"}}, "default")
+    assert got["s-train"]["run_id"] == "old-exact" and got["s-train"]["exact"]
+    got = matching_runs(Client(), {"s-train": {"x.py": "ccc"}}, "default")
+    assert got["s-train"]["run_id"] == "newer-inexact" and not got["s-train"]["exact"]
+    assert json.dumps(got)     # serialisable as written to runs.json
