@@ -188,6 +188,23 @@ def ui_command(root: Path, host: str = "127.0.0.1", port: int = 5000) -> list[st
             "--host", host, "--port", str(port)]
 
 
+def experiment_links(root: Path, base: str) -> list[tuple[str, str]]:
+    """(experiment, link) for each active experiment of the project's store: links that open it
+    on its runs with the ``claims`` view (MLflow 3.17's UI otherwise lands on its GenAI overview;
+    :func:`stages.common.registry.runs_url`). Read with sqlite3, so nothing imports MLflow here."""
+    import sqlite3
+
+    from .registry import runs_url
+
+    db = root / "mlruns.db"
+    if not db.exists():
+        return []
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as con:
+        rows = con.execute("SELECT experiment_id, name FROM experiments "
+                           "WHERE lifecycle_stage = 'active' ORDER BY name").fetchall()
+    return [(name, runs_url(base, str(eid))) for eid, name in rows if name != "Default"]
+
+
 def _cmd_ui(args: argparse.Namespace) -> int:
     import os
     import subprocess
@@ -199,7 +216,10 @@ def _cmd_ui(args: argparse.Namespace) -> int:
         print(f"note: {root / 'mlruns.db'} does not exist yet; run a stage or `dvc repro` first",
               file=sys.stderr)
     cmd = ui_command(root, args.host, args.port)
-    print(f"MLflow UI on http://{args.host}:{args.port} (Ctrl-C stops it)", flush=True)
+    base = f"http://{args.host}:{args.port}"
+    print(f"MLflow UI on {base} (Ctrl-C stops it)", flush=True)
+    for name, url in experiment_links(root, base):
+        print(f"  {name:24s} {url}")
     env = {**os.environ, "MLFLOW_DISABLE_TELEMETRY": "true", "DO_NOT_TRACK": "true"}
     try:
         return subprocess.call(cmd, cwd=root, env=env)

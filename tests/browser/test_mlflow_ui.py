@@ -146,7 +146,11 @@ def test_mlflow_ui_opens_study_runs_nested_under_the_flow(flow_store, ui, browse
 
     # 3. the `claims` saved view: profile, stage, compute time and every claim metric as columns
     d.set_window_size(2400, 1000)
-    browser.open(runs_url(ui, exp.experiment_id))
+    from stages.common.cli import experiment_links   # the links `claimbench ui` prints
+
+    claims_link = dict(experiment_links(root, ui))["zipf_bigram"]
+    assert claims_link == runs_url(ui, exp.experiment_id)
+    browser.open(claims_link)
     _wait(d, lambda d: d.find_elements(By.CSS_SELECTOR, link), "the runs table under the claims view")
     _close_assistant(d)
     if not d.find_elements(By.CSS_SELECTOR, kids[0]):
