@@ -39,9 +39,11 @@ stage output. The tracking helper (:mod:`.tracking`) calls it; stages never do.
 from __future__ import annotations
 
 import json
+import os
 import time
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 ALIAS = "ledger"
 KIND_TAG, ML_KIND = "mlflow.experimentKind", "custom_model_development"
@@ -102,12 +104,31 @@ def register(c, name: str, model_id: str, run_id: str, tags: dict[str, str],
     # A sqlite/file registry looks the logged model up through MLflow's *global* tracking URI,
     # not the client's (a TODO in mlflow/store/model_registry/sqlalchemy_store.py), so point it
     # at this client's store for the call.
-    from mlflow.tracking._tracking_service.utils import _use_tracking_uri
-
-    with _use_tracking_uri(c.tracking_uri):
+    with global_tracking_uri(c.tracking_uri):
         mv = retry(lambda: c.create_model_version(name, source=f"models:/{model_id}", run_id=run_id,
                                                   tags=tags, model_id=model_id))
     return str(mv.version)
+
+
+@contextmanager
+def global_tracking_uri(uri: str) -> Iterator[None]:
+    """MLflow's global tracking URI set to ``uri`` for a block, then put back as it was, and the
+    ``MLFLOW_TRACKING_URI`` environment variable with it. (MLflow's own ``_use_tracking_uri``
+    restores the global but, when that was unset, also deletes the environment variable: a
+    process configured by it, such as a tracking agent logging to a server, would lose it.)"""
+    import mlflow
+    from mlflow.tracking._tracking_service import utils
+
+    old_global, old_env = utils._tracking_uri, os.environ.get("MLFLOW_TRACKING_URI")
+    mlflow.set_tracking_uri(uri)
+    try:
+        yield
+    finally:
+        mlflow.set_tracking_uri(old_global)
+        if old_env is None:
+            os.environ.pop("MLFLOW_TRACKING_URI", None)
+        else:
+            os.environ["MLFLOW_TRACKING_URI"] = old_env
 
 
 def record_metrics_files(c, versions: list[tuple[str, str]], root: Path,

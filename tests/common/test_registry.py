@@ -5,6 +5,7 @@ registered models are loaded by alias in tests/common/test_registry_smoke.py."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -197,3 +198,19 @@ def test_registration_and_alias_against_a_tracking_server(tmp_path, monkeypatch,
         assert exp.tags["mlflow.experimentKind"] == "custom_model_development"
     finally:
         stop_trees([psutil.Process(server.pid)])
+
+
+def test_global_tracking_uri_puts_the_environment_back(monkeypatch, tmp_path):
+    """Registration points MLflow's global URI at the client's store for one call; afterwards the
+    process's MLFLOW_TRACKING_URI is what it was (MLflow's own helper deletes it), and so is the
+    global."""
+    import mlflow
+
+    from stages.common.registry import global_tracking_uri
+
+    env_uri = f"sqlite:///{(tmp_path / 'env.db').as_posix()}"
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", env_uri)
+    with global_tracking_uri(f"sqlite:///{(tmp_path / 'other.db').as_posix()}"):
+        assert mlflow.get_tracking_uri().endswith("other.db")
+    assert os.environ["MLFLOW_TRACKING_URI"] == env_uri
+    assert mlflow.get_tracking_uri() == env_uri
