@@ -19,6 +19,7 @@
     claimbench stack up|status|run|down   the local Prefect server + worker + MLflow server
     claimbench deploy                 create the Prefect deployments (flows/deploy.py)
     claimbench ui [--port 5000]       the MLflow UI on 127.0.0.1 over the project's store
+    claimbench plots [--check]        write (or check) the offline template `dvc plots show` uses
 """
 from __future__ import annotations
 
@@ -219,6 +220,19 @@ def _cmd_diff(args: argparse.Namespace) -> int:
         return 2
 
 
+def _cmd_plots(args: argparse.Namespace) -> int:
+    from .dvc_plots import TEMPLATE, check_template, write_template
+
+    if args.check:
+        problem = check_template()
+        print(problem or f"ok: {TEMPLATE} is what the installed vl-convert-python builds",
+              file=sys.stderr if problem else sys.stdout)
+        return 1 if problem else 0
+    path = write_template()
+    print(f"wrote {path} ({path.stat().st_size / 1e6:.2f} MB): `dvc plots show` and `dvc plots diff` use it")
+    return 0
+
+
 PASS_THROUGH = {"flow": "flows.pipeline", "stack": "flows.stack", "deploy": "flows.deploy"}
 
 
@@ -267,6 +281,9 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=5000)
     p.set_defaults(fn=_cmd_ui)
+    p = sub.add_parser("plots", help="write the offline HTML template of `dvc plots show` (vega inlined)")
+    p.add_argument("--check", action="store_true", help="exit 1 when the committed template is stale")
+    p.set_defaults(fn=_cmd_plots)
     args = parser.parse_args(argv)
     sys.exit(args.fn(args))
 
