@@ -17,8 +17,10 @@ fails when the committed file differs (a test runs that check).
 """
 from __future__ import annotations
 
+import csv
 import html
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 from .io import write_text
@@ -125,3 +127,75 @@ def check_template(path: Path = TEMPLATE) -> str | None:
         return (f"{path} differs from what the installed vl-convert-python builds: "
                 "run `claimbench plots` and commit it")
     return None
+
+
+# -- what the studies declare (top-level `plots:` of each stages/<study>/dvc.yaml) ----------------
+@dataclass(frozen=True)
+class Declared:
+    """One entry of a dvc.yaml's top-level ``plots:``: a vega plot of a table, or an image."""
+    dvcfile: str                 # relative to the root, e.g. stages/nac_b/dvc.yaml
+    plot_id: str
+    path: str                    # the data file (or image, or folder of images), relative to the root
+    template: str | None = None  # None for an image
+    x: str | None = None
+    y: tuple[str, ...] = ()
+    title: str | None = None
+
+    @property
+    def is_image(self) -> bool:
+        return self.template is None
+
+
+def declared_plots(root: Path) -> list[Declared]:
+    """Every top-level plot of the studies' dvc.yaml files (and the corpora's), in file order."""
+    import posixpath
+
+    import yaml
+
+    out: list[Declared] = []
+    for dvcfile in sorted(root.glob("stages/*/dvc.yaml")) + sorted(root.glob("stages/common/*/dvc.yaml")):
+        rel = dvcfile.relative_to(root).as_posix()
+        here = posixpath.dirname(rel)
+        for entry in (yaml.safe_load(dvcfile.read_text()) or {}).get("plots") or []:
+            if isinstance(entry, str):
+                path = posixpath.normpath(posixpath.join(here, entry))
+                out.append(Declared(rel, entry, path))
+                continue
+            (plot_id, props), = entry.items()
+            (source, columns), = (props.get("y") or {"": []}).items()
+            out.append(Declared(rel, plot_id, posixpath.normpath(posixpath.join(here, source)),
+                                props.get("template", "linear"), props.get("x"), tuple(columns),
+                                props.get("title")))
+    return out
+
+
+def known_templates(root: Path) -> set[str]:
+    """DVC's built-in plot templates and the project's own (``.dvc/plots/*.json``)."""
+    from dvc_render.vega_templates import TEMPLATES
+
+    return {t.DEFAULT_NAME for t in TEMPLATES} | {p.stem for p in (root / ".dvc" / "plots").glob("*.json")}
+
+
+def plot_problems(root: Path, plots: list[Declared]) -> list[str]:
+    """What would keep a declared plot from drawing in ``root``: a missing file, a column the table
+    lacks, an unknown template, a vega plot without a title. Empty when all is well."""
+    templates = known_templates(root)
+    problems = []
+    for p in plots:
+        where = f"{p.dvcfile}: {p.plot_id!r}"
+        target = root / p.path
+        if not target.exists():
+            problems.append(f"{where}: {p.path} does not exist")
+            continue
+        if p.is_image:
+            continue
+        if p.template not in templates:
+            problems.append(f"{where}: unknown template {p.template!r}")
+        if not p.title or not p.x or not p.y:
+            problems.append(f"{where}: a vega plot needs a title, x and y")
+        with target.open(newline="") as fh:
+            header = next(csv.reader(fh), [])
+        missing = [c for c in (p.x, *p.y) if c and c not in header]
+        if missing:
+            problems.append(f"{where}: {p.path} has no column {', '.join(missing)}")
+    return problems
