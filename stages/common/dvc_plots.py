@@ -29,9 +29,10 @@ TEMPLATE = Path(__file__).resolve().parent / "templates" / "dvc_plots.html"
 VEGA_LITE = "5.21"          # dvc-render's specs declare the Vega-Lite v5 schema: bundle a v5 release
 PLACEHOLDERS = ("{plot_divs}", "{scripts}", "{refresh_tag}")   # what dvc-render substitutes
 
-# vega-embed's action menu: export as SVG/PNG and view the spec, but no "Open in Vega Editor"
-# (a link off the machine); dvc-render calls vegaEmbed(el, spec) without options.
-EMBED_DEFAULTS = "{actions: {export: true, source: true, compiled: true, editor: false}}"
+# dvc-render calls vegaEmbed(el, spec) without options. Ours: SVG (its text, legends included, is
+# in the page: searchable, and what the browser tests read) and the action menu without "Open in
+# Vega Editor" (a link off the machine).
+EMBED_DEFAULTS = "{renderer: 'svg', actions: {export: true, source: true, compiled: true, editor: false}}"
 
 PAGE = """<!DOCTYPE html>
 <html lang="en">
