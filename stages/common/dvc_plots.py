@@ -63,8 +63,9 @@ PAGE = """<!DOCTYPE html>
 <body>
 <header>
   <h1>claimbench: DVC plots</h1>
-  <p>Each study's plots as its dvc.yaml declares them (<code>plots:</code>). Rendered
-  offline: vega {vega}, vega-lite {vega_lite} and vega-embed {vega_embed} are in this page.</p>
+  <p>The plots the pipeline's dvc.yaml files declare, the studies' top-level <code>plots:</code>
+  first. Rendered offline: vega {vega}, vega-lite {vega_lite} and vega-embed {vega_embed} are in
+  this page.</p>
 </header>
 <main>
 {plot_divs}
@@ -96,10 +97,12 @@ def build_template() -> str:
         "vega_embed": vlc.get_vega_embed_version(),
         "vl_convert": version("vl-convert-python"),
     }
-    page = PAGE.replace("{{", "\0").replace("}}", "\1")   # keep dvc-render's placeholders as they are
-    for key, value in {**versions, "defaults": EMBED_DEFAULTS}.items():
-        page = page.replace("{" + key + "}", html.escape(value) if key != "defaults" else value)
-    page = page.replace("\0", "{").replace("\1", "}")
+    # In PAGE, {{ and }} are literal braces (CSS, JS) and {name} a field filled here; dvc-render's
+    # own fields ({plot_divs}, {refresh_tag}) are left for it. The bundle goes in last, as it is.
+    page = PAGE.replace("{{", "\0").replace("}}", "\1")
+    for key, value in versions.items():
+        page = page.replace("{" + key + "}", html.escape(value))
+    page = page.replace("{defaults}", EMBED_DEFAULTS).replace("\0", "{").replace("\1", "}")
     return page.replace("{bundle}", bundle)
 
 
