@@ -19,6 +19,8 @@
     claimbench stack up|status|run|down   the local Prefect server + worker + MLflow server
     claimbench deploy                 create the Prefect deployments (flows/deploy.py)
     claimbench ui [--port 5000]       the MLflow UI on 127.0.0.1 over the project's store
+    claimbench plots [--check]        write the offline template `dvc plots show` uses (or check it
+                                      and that every declared plot has its file and columns)
 """
 from __future__ import annotations
 
@@ -239,6 +241,23 @@ def _cmd_diff(args: argparse.Namespace) -> int:
         return 2
 
 
+def _cmd_plots(args: argparse.Namespace) -> int:
+    from .dvc_plots import TEMPLATE, check_template, declared_plots, plot_problems, write_template
+    from .params import repo_root
+
+    if args.check:      # the template is current, and every declared plot can draw from the workspace
+        plots = declared_plots(repo_root())
+        problems = [p for p in [check_template(), *plot_problems(repo_root(), plots)] if p]
+        for problem in problems:
+            print(problem, file=sys.stderr)
+        if not problems:
+            print(f"ok: {TEMPLATE.name} is current; {len(plots)} declared plots have their files and columns")
+        return 1 if problems else 0
+    path = write_template()
+    print(f"wrote {path} ({path.stat().st_size / 1e6:.2f} MB): `dvc plots show` and `dvc plots diff` use it")
+    return 0
+
+
 PASS_THROUGH = {"flow": "flows.pipeline", "stack": "flows.stack", "deploy": "flows.deploy"}
 
 
@@ -287,6 +306,9 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=5000)
     p.set_defaults(fn=_cmd_ui)
+    p = sub.add_parser("plots", help="write the offline HTML template of `dvc plots show` (vega inlined)")
+    p.add_argument("--check", action="store_true", help="exit 1 when the template is stale or a declared plot cannot draw")
+    p.set_defaults(fn=_cmd_plots)
     args = parser.parse_args(argv)
     sys.exit(args.fn(args))
 

@@ -83,6 +83,10 @@ def test_new_study_runs_its_chain_and_the_ledger_shows_it_not_run(tmp_path):
     m = json.loads((root / "reports/demo_study/metrics.json").read_text())
     assert m["best_test_mse"] <= m["baseline_test_mse"]
     assert "up to date" in sh(["dvc", "status"], root).stdout
+    # `dvc plots show` draws its declared plot (top-level `plots:`), once
+    shown = json.loads(sh(["dvc", "plots", "show", "--json"], root).stdout)["data"]
+    assert shown["demo_study: test MSE vs lambda"][0]["content"]["data"]["values"]
+    assert "reports/demo_study/test_mse.png" in shown and "reports/demo_study/test_mse.csv" not in shown
 
     # its generated unit tests pass in the copy
     proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "unit",
