@@ -6,8 +6,9 @@ with what made it:
 
 * ``git.commit``, ``git.dirty``, ``profile``, ``dvc.stage``, ``params.hash`` (as on the run);
 * ``training_data.<path>``: the md5 DVC records in dvc.lock for each data dep of the stage (its
-  deps outside ``stages/``; code is not data). The stage runs before DVC writes dvc.lock, so the
-  hash is computed here with DVC's own hashing (``dvc_data``), the way ``dvc repro`` will;
+  deps outside ``stages/``; code is not data). The stage runs before DVC writes dvc.lock; the run
+  already hashed every dep the way DVC does (its ``dep.<path>`` tags, :func:`.io.dvc_md5`, tested
+  against DVC's own hashing), and the version takes those;
 * ``metrics_file.<path>``, set when the stage finishes: the md5 of each metrics file it wrote.
 
 **The ``ledger`` alias** marks, in each registered model, the version the current ledger used.
@@ -61,25 +62,13 @@ def data_deps(deps: Iterable[str]) -> list[str]:
     return sorted(d for d in deps if not d.startswith("stages/"))
 
 
-def dvc_hash(path: str | Path) -> str:
-    """The md5 DVC records for ``path`` in dvc.lock (``<md5>.dir`` for a folder), computed with
-    DVC's own hashing (``dvc_data``, what ``dvc repro`` and ``dvc commit`` use)."""
-    from dvc_data.hashfile.build import build
-    from dvc_data.hashfile.db import HashFileDB
-    from dvc_objects.fs.local import LocalFileSystem
-    from dvc_objects.fs.memory import MemoryFileSystem
-
-    staging = HashFileDB(MemoryFileSystem(), "/staging")      # dry_run: nothing is stored
-    _, _, obj = build(staging, str(Path(path).resolve()), LocalFileSystem(), "md5", dry_run=True)
-    return obj.hash_info.value
-
-
-def version_tags(run_tags: dict[str, str], root: Path, deps: Iterable[str]) -> dict[str, str]:
-    """A new version's tags: the run's provenance tags and the DVC hash of each data dep."""
+def version_tags(run_tags: dict[str, str], deps: Iterable[str]) -> dict[str, str]:
+    """A new version's tags: the run's provenance tags and the DVC hash of each data dep (from the
+    run's ``dep.<path>`` tags: the run hashed its deps when it opened, and data deps are inputs)."""
     tags = {k: run_tags[k] for k in RUN_TAGS if k in run_tags}
     for d in data_deps(deps):
-        if (root / d).exists():
-            tags[DATA_TAG + d] = dvc_hash(root / d)
+        if f"dep.{d}" in run_tags:
+            tags[DATA_TAG + d] = run_tags[f"dep.{d}"]
     return tags
 
 
@@ -134,9 +123,10 @@ def global_tracking_uri(uri: str) -> Iterator[None]:
 def record_metrics_files(c, versions: list[tuple[str, str]], root: Path,
                          metrics: Iterable[str]) -> None:
     """Tag each (name, version) a stage registered with the md5 of the metrics files it wrote."""
+    from .io import dvc_md5
     from .tracking import retry
 
-    hashes = {m: dvc_hash(root / m) for m in metrics if (root / m).is_file()}
+    hashes = {m: dvc_md5(root / m) for m in metrics if (root / m).is_file()}
     for name, version in versions:
         for m, md5 in hashes.items():
             retry(lambda: c.set_model_version_tag(name, version, METRICS_TAG + m, md5))
@@ -156,6 +146,7 @@ def set_ledger_alias(c, root: Path, alias: str = ALIAS) -> list[str]:
     """Point ``alias`` of every registered model at the newest version whose metrics files are
     the ones now in ``root`` (see the module docstring); remove it where no version is. Returns
     one line per registered model saying what was done."""
+    from .io import dvc_md5
     from .tracking import retry
 
     models = retry(lambda: _all(lambda t: c.search_registered_models(page_token=t, max_results=100)))
@@ -163,7 +154,7 @@ def set_ledger_alias(c, root: Path, alias: str = ALIAS) -> list[str]:
 
     def now(path: str) -> str | None:
         if path not in current:
-            current[path] = dvc_hash(root / path) if (root / path).is_file() else None
+            current[path] = dvc_md5(root / path) if (root / path).is_file() else None
         return current[path]
 
     lines = []

@@ -307,7 +307,7 @@ class StageRun:
         retry(lambda: self.client.log_outputs(self.run_id, [LoggedModelOutput(model.model_id, 0)]))
         reg = registered_name(self.study, name)
         version = register(self.client, reg, model.model_id, self.run_id,
-                           version_tags(self.tags, self.root, self.deps),
+                           version_tags(self.tags, self.deps),
                            description=f"made by DVC stage {self.stage_name}")
         self.versions.append((reg, version))
         self.set_tags({f"model.{name}": f"{reg} version {version}"})

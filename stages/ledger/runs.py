@@ -25,18 +25,17 @@ import subprocess
 import sys
 from pathlib import Path
 
-import yaml
 
 RUNS_JSON = "stages/ledger/runs.json"
 
 
 def lock_stages(root: Path) -> dict[str, dict[str, str]]:
-    """{stage name: {dep path: md5}} from every dvc.lock under stages/."""
-    out = {}
-    for lock in sorted((root / "stages").rglob("dvc.lock")):
-        for name, entry in (yaml.safe_load(lock.read_text()) or {}).get("stages", {}).items():
-            out[name] = {d["path"]: d.get("md5", "") for d in entry.get("deps", [])}
-    return out
+    """{stage name: {dep path: md5}} from the studies' and corpora's dvc.lock files (not the
+    root's: the ledger's own entry)."""
+    from stages.common.dvcfile import load_lock
+
+    return {name: {d["path"]: d.get("md5", "") for d in entry.get("deps", [])}
+            for name, entry in load_lock(root).items() if "/dvc.yaml:" in entry["_address"]}
 
 
 def matching_runs(client, stages: dict[str, dict[str, str]], profile: str) -> dict[str, dict]:

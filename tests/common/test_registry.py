@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from stages.common import registry, tracking
+from stages.common import tracking
 from stages.common.io import dvc_md5
 
 from .conftest import REPO, isolate_env
@@ -72,16 +72,30 @@ def _train(root: Path, model: Path, loss: float) -> tracking.StageRun:
     return run
 
 
+def dvc_hash(path: Path) -> str:
+    """The md5 DVC records for ``path`` in dvc.lock, from DVC's own hashing (``dvc_data``, what
+    ``dvc repro`` and ``dvc commit`` use): the reference for io.dvc_md5."""
+    from dvc_data.hashfile.build import build
+    from dvc_data.hashfile.db import HashFileDB
+    from dvc_objects.fs.local import LocalFileSystem
+    from dvc_objects.fs.memory import MemoryFileSystem
+
+    staging = HashFileDB(MemoryFileSystem(), "/staging")      # dry_run: nothing is stored
+    _, _, obj = build(staging, str(Path(path).resolve()), LocalFileSystem(), "md5", dry_run=True)
+    return obj.hash_info.value
+
+
 def test_dvc_hash_is_dvcs(tmp_path):
-    """DVC's own hashing gives what claimbench's io.dvc_md5 (the dep tags of every run) gives, for
-    a file and for a folder (``.dir``); a changed byte changes it."""
+    """DVC's own hashing gives what claimbench's io.dvc_md5 (the dep tags of every run, the
+    versions' training-data and metrics-file tags) gives, for a file and for a folder (``.dir``);
+    a changed byte changes it."""
     root = _repo(tmp_path)
     ds = root / "data/t_study/ds"
-    assert registry.dvc_hash(ds) == dvc_md5(ds) and registry.dvc_hash(ds).endswith(".dir")
-    assert registry.dvc_hash(ds / "a.txt") == dvc_md5(ds / "a.txt")
-    before = registry.dvc_hash(ds)
+    assert dvc_hash(ds) == dvc_md5(ds) and dvc_hash(ds).endswith(".dir")
+    assert dvc_hash(ds / "a.txt") == dvc_md5(ds / "a.txt")
+    before = dvc_hash(ds)
     (ds / "sub/b.txt").write_text("beta!\n")
-    assert registry.dvc_hash(ds) != before
+    assert dvc_hash(ds) != before
 
 
 def test_log_model_registers_a_tagged_version(tmp_path, monkeypatch, saved_model):

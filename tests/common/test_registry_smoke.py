@@ -27,7 +27,7 @@ def store(smoke_built, monkeypatch):
 
 @pytest.mark.study
 def test_smoke_versions_carry_commit_profile_and_dvc_lock_hashes(store):
-    from stages.common.registry import dvc_hash
+    from stages.common.io import dvc_md5
 
     root, c = store
     assert sorted(m.name for m in c.search_registered_models()) == sorted(MODELS)
@@ -42,7 +42,7 @@ def test_smoke_versions_carry_commit_profile_and_dvc_lock_hashes(store):
         assert tagged == data, f"{name}: training-data hashes differ from dvc.lock"
         assert v.tags["profile"] == "smoke" and v.tags["dvc.stage"] == stage and v.tags["git.commit"] == head
         metrics = {k[len("metrics_file."):]: h for k, h in v.tags.items() if k.startswith("metrics_file.")}
-        assert metrics and all(dvc_hash(root / m) == h for m, h in metrics.items())   # what the ledger read
+        assert metrics and all(dvc_md5(root / m) == h for m, h in metrics.items())   # what the ledger read
         assert c.get_run(v.run_id).data.tags["dvc.stage"] == stage
 
 
