@@ -1,6 +1,10 @@
 """Device selection: ``auto`` picks CUDA when present, else CPU. No code path needs a GPU."""
 from __future__ import annotations
 
+import importlib.abc
+import importlib.util
+import sys
+
 
 def select_device(requested: str = "auto"):
     import torch
@@ -24,6 +28,9 @@ def limit_threads(default: int = 1) -> int:
     with two beside a busy core; 1024 x 1024 eigendecompositions 3-8x slower). A stage whose
     work is large enough to gain from more cores (a CNN's convolutions) passes its own default.
     The BLAS cap stays for the life of the process (stages are one process each).
+
+    torch is not imported here (1-3 s on 2 cores, for stages that never use it): when it is
+    not loaded yet, its cap is applied the moment something imports it.
     """
     if default < 1:
         raise ValueError(f"limit_threads: default must be >= 1, got {default}")
@@ -35,9 +42,40 @@ def limit_threads(default: int = 1) -> int:
     from threadpoolctl import threadpool_limits
 
     threadpool_limits(limits=n, user_api="blas")
-    try:
-        import torch
-    except ImportError:  # pragma: no cover - torch is a dependency
-        return n
-    torch.set_num_threads(n)
+    _torch_threads(n)
     return n
+
+
+def _torch_threads(n: int) -> None:
+    """``torch.set_num_threads(n)`` now if torch is loaded, else right after it is imported."""
+    global _TORCH_CAP
+    _TORCH_CAP = n
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(n)
+    elif not any(isinstance(f, _CapTorchOnImport) for f in sys.meta_path):
+        sys.meta_path.insert(0, _CapTorchOnImport())
+
+
+_TORCH_CAP: int | None = None
+
+
+class _CapTorchOnImport(importlib.abc.MetaPathFinder):
+    """A one-shot import hook: finds torch the usual way, and caps its threads once it has
+    loaded, before the importer gets it."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name != "torch":
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec("torch")
+        if spec is None or spec.loader is None:  # pragma: no cover - torch is a dependency
+            return spec
+        run_module = spec.loader.exec_module
+
+        def exec_module(module):
+            run_module(module)
+            if _TORCH_CAP is not None:
+                module.set_num_threads(_TORCH_CAP)
+
+        spec.loader.exec_module = exec_module
+        return spec

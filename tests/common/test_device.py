@@ -1,6 +1,11 @@
 """limit_threads: $OMP_NUM_THREADS wins; unset, the stage's default (one unless it asks)."""
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 import torch
 
@@ -31,3 +36,18 @@ def test_bad_default_and_device_errors():
         with pytest.raises(RuntimeError, match="no CUDA device"):
             select_device("cuda")
     assert select_device("cpu") == torch.device("cpu")
+
+
+
+def test_a_stage_that_never_uses_torch_does_not_import_it_and_a_later_import_is_capped():
+    """limit_threads leaves torch unimported (seconds of a stage's start); when the stage does
+    import it later, the cap is already on (unset, torch would take this machine's core count)."""
+    code = (
+        "import sys; from stages.common.device import limit_threads\n"
+        "limit_threads(default=1); assert 'torch' not in sys.modules\n"
+        "import torch; print(torch.get_num_threads())\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS")}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         cwd=Path(__file__).resolve().parents[2], check=True)
+    assert out.stdout.strip() == "1"
