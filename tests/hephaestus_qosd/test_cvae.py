@@ -5,8 +5,20 @@ from __future__ import annotations
 from types import SimpleNamespace as NS
 
 import numpy as np
+import pytest
 
 from stages.hephaestus_qosd import cvae, qosd
+
+
+@pytest.fixture(autouse=True)
+def one_torch_thread():
+    """One torch thread, as the stages run (stages.common.device.limit_threads); restored after."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
 
 P = NS(n_components=2, latent=2, hidden=16, sigma_x=0.05, lr=0.01, steps=150, batch=64)
 
