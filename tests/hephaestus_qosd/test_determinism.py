@@ -1,0 +1,19 @@
+"""hephaestus_qosd end to end on the smoke profile, in the session's smoke build: its stages run once
+more give the same outputs, and the figures the claims read are there."""
+from __future__ import annotations
+
+import pytest
+
+# an MLflow model's MLmodel records when it was saved and a random id: not a result
+VOLATILE = ("data/hephaestus_qosd/model/MLmodel",)
+
+
+@pytest.mark.study
+def test_smoke_chain_reruns_to_the_same_outputs(rerun_study):
+    out = rerun_study("hephaestus_qosd", volatile=VOLATILE)
+    m = out["metrics"]
+    assert m["hephaestus_feasible_fraction"] == 1.0 and m["feasible_fraction"]["optimum"] == 1.0
+    for kind in ("quadratic", "fixed_charge"):
+        assert m[kind]["milp_solved"] == m[kind]["instances"]
+        assert m[kind]["hephaestus"]["gap_to_optimum_mean"] >= -1e-6        # never below the optimum
+    assert (out["root"] / "reports/hephaestus_qosd/cost_vs_optimum.png").stat().st_size > 5_000
