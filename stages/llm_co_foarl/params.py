@@ -1,0 +1,53 @@
+"""Typed parameters of the llm_co_foarl study (stages/llm_co_foarl/params.yaml, three profiles)."""
+from __future__ import annotations
+
+from pydantic import Field, model_validator
+
+from stages.common.params import Strict
+
+
+class Sizes(Strict):
+    tsp: int = Field(ge=4, le=50, description="TSP nodes")
+    kp: int = Field(ge=4, le=20, description="knapsack items (capacity stays below the 512 number tokens)")
+
+
+class PrepareStep(Strict):
+    size: Sizes
+    n_train: int = Field(ge=10, description="solved training instances per problem (SFT augments them)")
+    n_test: int = Field(ge=10, description="solved test instances per problem")
+    workers: int = Field(ge=1, le=2, description="OR-Tools worker processes")
+
+
+class TrainStep(Strict):
+    d_model: int = Field(ge=16, le=1024)
+    heads: int = Field(ge=1, le=16)
+    enc_layers: int = Field(ge=1, le=12)
+    dec_layers: int = Field(ge=1, le=12)
+    sft_steps: int = Field(ge=1, description="SFT (teacher forcing) steps")
+    batch: int = Field(ge=2, description="SFT batch (split evenly over the two problems)")
+    lr: float = Field(gt=0, le=0.1, description="SFT learning rate")
+    rl_steps: int = Field(ge=1, description="FOARL steps (one GRPO update per problem each)")
+    rl_prompts: int = Field(ge=1, description="instances per problem per FOARL step")
+    rl_group: int = Field(ge=2, description="samples per instance (GRPO group; the official code uses 8)")
+    rl_lr: float = Field(gt=0, le=0.1)
+    beta: float = Field(ge=0, description="KL coefficient to the SFT model (official code: 0.05)")
+    control_lr: float = Field(gt=0, le=0.1, description="learning rate of the equal-compute SFT control")
+
+    @model_validator(mode="after")
+    def _heads_divide(self) -> "TrainStep":
+        if self.d_model % self.heads:
+            raise ValueError(f"d_model ({self.d_model}) must be a multiple of heads ({self.heads})")
+        return self
+
+
+class EvaluateStep(Strict):
+    samples: int = Field(ge=1, le=64, description="samples per instance for best-of-N (T = 1)")
+
+
+class LlmCoFoarlParams(Strict):
+    prepare: PrepareStep
+    train: TrainStep
+    evaluate: EvaluateStep
+
+
+PARAMS = LlmCoFoarlParams

@@ -1,0 +1,10 @@
+"""Every file the llm_co_foarl stages read or write, in one place. Stages take their paths from here,
+not from one another, so a stage's deps (its imports) are the modules it runs and no more."""
+DATASET = "data/llm_co_foarl/dataset.json"          # solved instances: {problem: {train, test}}
+MODELS = "data/llm_co_foarl/models"                  # sft.pt, foarl.pt, sft_more.pt, config.json
+MLFLOW_MODEL = "data/llm_co_foarl/mlflow_model"      # the FOARL model as an MLflow pyfunc model
+PREPARE_METRICS = "reports/llm_co_foarl/prepare.json"
+TRAIN_METRICS = "reports/llm_co_foarl/train.json"
+METRICS = "reports/llm_co_foarl/metrics.json"
+PLOT, PLOT_DATA = "reports/llm_co_foarl/feasible_gap.png", "reports/llm_co_foarl/feasible_gap.csv"
+CURVE_PLOT, CURVE_DATA = "reports/llm_co_foarl/foarl_curve.png", "reports/llm_co_foarl/foarl_curve.csv"

@@ -1,0 +1,65 @@
+"""Saving and loading the trained models (state dicts + a config), and the MLflow model folder."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+
+def config_of(p) -> dict:
+    return {"d_model": p.d_model, "heads": p.heads, "enc_layers": p.enc_layers, "dec_layers": p.dec_layers}
+
+
+def build(cfg: dict):
+    from .model import Seq2Seq
+
+    return Seq2Seq(d=cfg["d_model"], heads=cfg["heads"], enc_layers=cfg["enc_layers"], dec_layers=cfg["dec_layers"])
+
+
+def load_model(weights: str | Path, config: str | Path):
+    import torch
+
+    cfg = json.loads(Path(config).read_text())
+    model = build(cfg)
+    model.load_state_dict(torch.load(weights, weights_only=True))
+    return model.eval(), cfg
+
+
+def save_mlflow(target, weights: Path, config: Path) -> None:
+    """The FOARL model as an MLflow pyfunc folder at ``target`` (atomically; pyfunc.py)."""
+    import os
+    from importlib.metadata import version
+
+    from stages.common.io import atomic_dir
+
+    os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
+    import mlflow.pyfunc
+
+    with atomic_dir(target) as tmp:
+        tmp.rmdir()                                   # save_model wants a folder that does not exist
+        mlflow.pyfunc.save_model(str(tmp), python_model=str(Path(__file__).with_name("pyfunc.py")),
+                                 artifacts={"weights": str(weights), "config": str(config)},
+                                 pip_requirements=[f"torch=={version('torch')}", f"numpy=={version('numpy')}"])
+
+
+def solve_rows(model, rows: list[dict]) -> list[list[int]]:
+    """Greedy solutions (as written, up to EOS) for rows {problem, instance}."""
+    import numpy as np
+
+    from . import core
+    from . import problems as P
+    from .model import generate
+
+    out = []
+    for r in rows:
+        prob = r["problem"]
+        if prob not in P.PROBLEMS:
+            raise ValueError(f"llm_co_foarl: problem must be one of {P.PROBLEMS}, got {prob!r}")
+        if prob == "tsp":
+            pts = np.asarray(r["instance"], dtype=int)
+            src, size = P.describe_tsp(pts), len(pts)
+        else:
+            items = np.asarray(r["instance"]["items"], dtype=int)
+            src, size = P.describe_kp(items, int(r["instance"]["cap"])), len(items)
+        seq = generate(model, core.pad([src]), core.max_len(prob, size), greedy=True)[0].tolist()
+        out.append(P.until_eos(seq)[0])
+    return out
