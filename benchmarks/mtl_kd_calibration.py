@@ -1,6 +1,8 @@
 """mtl_kd calibration: steps per second of the teachers' REINFORCE loop and of the student's
-distillation loop on 2 cores (CPU time), then the must checks at the given sizes, and the
-settings where they fail. Run: nice -n 19 python -m benchmarks.mtl_kd_calibration [steps]"""
+distillation loop on 2 cores (CPU time), then the must checks at the given sizes; and (``fail``)
+the settings where they fail, from the default run's models.
+Run: nice -n 19 python -m benchmarks.mtl_kd_calibration [teacher_steps kd_steps batch n n_test]
+     nice -n 19 python -m benchmarks.mtl_kd_calibration fail [kd_steps tiny_segment]"""
 from __future__ import annotations
 
 import sys
@@ -72,6 +74,50 @@ def main(teacher_steps=150, kd_steps=150, batch=32, n=20, n_test=32, dim=64):
               f"{t_plain:.2f}s r3c {t_r3c:.2f}s", flush=True)
 
 
+
+
+def fail_settings(kd_steps: int = 15, tiny_segment: int = 1, root: str = "."):
+    """Where the must checks fail, from the default run's teachers and test sets (run after
+    `dvc repro stages/mtl_kd/dvc.yaml`): a student distilled for only ``kd_steps`` steps (the
+    1.2x check), and R3C whose segments hold ``tiny_segment`` customer (nothing to re-order: the
+    gap-reduction check)."""
+    from pathlib import Path
+
+    from stages.common.params import load_study, read_params
+    from stages.mtl_kd.params import PARAMS
+    from stages.mtl_kd.train import distill
+
+    torch.set_num_threads(1)
+    root = Path(root)
+    common, p = load_study("mtl_kd", PARAMS, read_params(root), profile="default")
+    nets, _ = models.load_weights(root / "data/mtl_kd/models")
+    seen = p.prepare.seen
+    teachers = {v: nets[f"teacher_{v}"] for v in seen}
+    c0 = cpu()
+    weak, _ = distill(teachers, p.prepare.n, p.train.student.model_copy(update={"steps": kd_steps}), 0)
+    print(f"weak student: {kd_steps} KD steps, {cpu() - c0:.1f} s CPU")
+    rows = {}
+    for v in seen + p.prepare.unseen:
+        d = np.load(root / f"data/mtl_kd/testsets/{v}_{p.prepare.n}.npz")
+        inst = {k: d[k] for k in ("xy", "demand", "window", "capacity", "open", "tw")}
+        ref = d["ref_cost"]
+        g = lambda c: float(100 * np.mean(np.asarray(c) / ref - 1))   # noqa: E731
+        own = g(models.solve(teachers[v], inst)[0]) if v in teachers else None
+        weak_gap = g(models.solve(weak, inst)[0])
+        cost, routes = models.solve(nets["student"], inst)
+        tiny = models.r3c(nets["student"], inst, routes, p.evaluate.r3c_rounds, tiny_segment, np.random.default_rng(0))
+        rows[v] = (own, weak_gap, g(cost), g([vrp.route_cost(inst, i, r) for i, r in enumerate(tiny)]))
+        print(f"{v}: teacher {own}, weak student {weak_gap:.2f}%, student {rows[v][2]:.2f}%, "
+              f"R3C with {tiny_segment}-customer segments {rows[v][3]:.2f}%")
+    t = np.mean([rows[v][0] for v in seen])
+    w = np.mean([rows[v][1] for v in seen])
+    print(f"weak student / teachers on seen: {w / t:.2f} (check <= 1.2)")
+    at_n = seen + p.prepare.unseen
+    print(f"R3C tiny segments: gap reduction {np.mean([rows[v][2] - rows[v][3] for v in at_n]):.3f} (check > 0)")
+
+
 if __name__ == "__main__":
-    a = [int(x) for x in sys.argv[1:]]
-    main(*a)
+    if sys.argv[1:2] == ["fail"]:
+        fail_settings(*[int(x) for x in sys.argv[2:]])
+    else:
+        main(*[int(x) for x in sys.argv[1:]])

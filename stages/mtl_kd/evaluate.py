@@ -95,7 +95,7 @@ def main() -> None:
             "seen": {"teacher_gap": seen_t, "student_gap": seen_s, "student_over_teacher": seen_s / seen_t},
             "r3c": {"plain_gap": plain, "r3c_gap": withr3c, "gap_reduction": plain - withr3c,
                     "plain_cpu_s": cpu["plain"], "r3c_extra_cpu_s": cpu["r3c"],
-                    "r3c_cpu_over_plain": cpu["r3c"] / max(cpu["plain"], 1e-9), "rounds": pe.r3c_rounds},
+                    "seconds_r3c_extra_per_plain": cpu["r3c"] / max(cpu["plain"], 1e-9), "rounds": pe.r3c_rounds},
             "unseen": {"student_gap": unseen_s, "best_teacher_gap": unseen_t,
                        "student_r3c_gap": mean("student_r3c", pp.unseen, pp.n),
                        "student_minus_best_teacher": unseen_s - unseen_t},
@@ -122,7 +122,7 @@ def main() -> None:
         ax.legend(fontsize=7)
         save_png(fig, ctx.path(PLOT))
         print(f"  seen n={pp.n}: teacher {seen_t:.2f}% student {seen_s:.2f}% (ratio {seen_s / seen_t:.2f}); "
-              f"R3C {plain:.2f}% -> {withr3c:.2f}% at {metrics['r3c']['r3c_cpu_over_plain']:.1f}x extra CPU; "
+              f"R3C {plain:.2f}% -> {withr3c:.2f}% at {metrics['r3c']['seconds_r3c_extra_per_plain']:.1f}x extra CPU; "
               f"unseen student {unseen_s:.2f}% vs best teacher {unseen_t:.2f}%; n={pp.n_large}: teacher "
               f"{large_t:.2f}% student {large_s:.2f}%; infeasible {infeasible}", flush=True)
 
