@@ -2,7 +2,10 @@
 size (train 6x6, test 10x10 vs CP-SAT best-known with a short time limit), for single policy
 (SLIM), multi-policy (K = 4, adaptive intensity) and the uniform-intensity ablation.
 
-    PYTHONPATH=. nice -n 19 python benchmarks/jsp_multipolicy_calibration.py [steps] [n_test]
+    PYTHONPATH=. nice -n 19 python benchmarks/jsp_multipolicy_calibration.py [steps] [n_test] [variants]
+
+variants: comma-separated name:K:tau (default single:1:1,multi:4:0.02,multi_uniform:4:inf); the
+first is the reference of the paired differences.
 """
 import sys
 import time
@@ -30,7 +33,9 @@ def main():
     for r in RULES:
         print(f"  {r}: gap {100 * np.mean(rule_makespans(M, D, r) / ref - 1):.2f}%")
     gaps = {}
-    for name, K, tau in (("single", 1, 1.0), ("multi", 4, 0.02), ("multi_uniform", 4, float("inf"))):
+    spec = sys.argv[3] if len(sys.argv) > 3 else "single:1:1,multi:4:0.02,multi_uniform:4:inf"
+    variants = [(v.split(":")[0], int(v.split(":")[1]), float(v.split(":")[2])) for v in spec.split(",")]
+    for name, K, tau in variants:
         t = time.process_time()
         net, hist = train_policy(K, steps=steps, instances=16, samples=32, n_jobs=6, n_machines=6, kind="jssp",
                                  hidden=64, lr=1e-3, tau=tau, seed=0)
@@ -40,7 +45,7 @@ def main():
         print(f"{name}: train {tt:.1f} s CPU ({steps / tt:.1f} steps/s), eval {time.process_time() - t - tt:.1f} s; "
               f"gap {gaps[name].mean():.2f}%  (first/last train best {hist[0]['best_makespan']:.0f}/"
               f"{hist[-1]['best_makespan']:.0f})", flush=True)
-    for a, b in (("multi", "single"), ("multi_uniform", "single"), ("multi", "multi_uniform")):
+    for a, b in [(v[0], variants[0][0]) for v in variants[1:]]:
         ci = t_interval(gaps[a] - gaps[b], 0.95)
         print(f"{a} - {b}: {ci['mean']:.2f} [{ci['low']:.2f}, {ci['high']:.2f}]")
 
