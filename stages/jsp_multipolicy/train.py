@@ -15,12 +15,13 @@ from .paths import MODELS, TRAIN_METRICS
 
 def main() -> None:
     with stage("jsp_multipolicy", "train", PARAMS) as ctx:
+        import io
         import time
 
         import torch
         from tqdm import tqdm
 
-        from stages.common.io import atomic_path, write_json
+        from stages.common.io import write_bytes, write_json
 
         from .policy import train_policy
 
@@ -40,8 +41,9 @@ def main() -> None:
                              "train_best_makespan_first": hist[0]["best_makespan"],
                              "train_best_makespan_last": hist[-1]["best_makespan"]}
             print(f"  {name}: {cpu:.1f} s CPU, {t.steps / cpu:.1f} steps/s", flush=True)
-        with atomic_path(ctx.path(MODELS), suffix=".pt") as tmp:
-            torch.save(out, tmp)
+        buf = io.BytesIO()              # not the temp file: torch.save names the archive after the file,
+        torch.save(out, buf)            # and a random temp name would make the bytes differ run to run
+        write_bytes(ctx.path(MODELS), buf.getvalue())
         write_json(ctx.path(TRAIN_METRICS), metrics)
 
 
