@@ -35,7 +35,7 @@ def test_hub_source_on_the_fixture(tmp_path, stage_env, python_exe):
     from stages.common.checkout import copy_checkout
 
     root = copy_checkout(REPO, tmp_path / "repo", profile="smoke")
-    set_params(root, {"fgbench.smoke.prepare.source": "hub", "fgbench.smoke.prepare.hub_name": FIXTURE})
+    set_params(root, {"fgbench.smoke.prepare.source": "hub", "fgbench.smoke.prepare.hub_name": str(FIXTURE)})
     out = _chain(root, stage_env, python_exe)
     assert out["prepare"]["source"] == "hub"
     assert out["prepare"]["questions"] == {"train": 18, "test": 9}
