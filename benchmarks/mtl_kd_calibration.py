@@ -85,7 +85,7 @@ def fail_settings(kd_steps: int = 15, tiny_segment: int = 1, root: str = "."):
 
     from stages.common.params import load_study, read_params
     from stages.mtl_kd.params import PARAMS
-    from stages.mtl_kd.train import distill
+    from stages.mtl_kd.models import distill
 
     torch.set_num_threads(1)
     root = Path(root)

@@ -43,7 +43,7 @@ NIL_STAGE = """
       - stages/nilbench/params.py
     params:
       - common
-      - stages/nilbench/params.yaml:
+      - stages/nilbench/params.json:
           - nilbench.${common.profile}.evaluate
     metrics:
       - reports/nilbench/nothing.json:

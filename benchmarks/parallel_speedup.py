@@ -44,7 +44,7 @@ def add_replica(root: Path, study: str, name: str) -> None:
     src, dst = root / "stages" / study, root / "stages" / name
     shutil.copytree(src, dst, ignore=shutil.ignore_patterns("__pycache__", "dvc.lock"))
     for f in dst.rglob("*"):
-        if f.is_file() and f.suffix in (".py", ".yaml"):
+        if f.is_file() and f.suffix in (".py", ".yaml", ".json"):
             f.write_text(rename(f.read_text()))
     _git(root, "add", "-A")
     _git(root, "commit", "-qm", f"replica {name} of {study}")

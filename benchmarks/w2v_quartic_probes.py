@@ -14,7 +14,7 @@
    them): the smallest overlap on the grid with gensim's mean < 0.93 (below the 0.95 ceiling of
    the check with room for seeds) and never-seen cells < 1% (statistics well estimated, as
    in the official code's runs on 1.6M Wikipedia articles with a 10k vocabulary).
-Corpora are generated into a temp folder from the corpora params (``stages/common/corpora/params.yaml``, ``corpora.<profile>.topics``).
+Corpora are generated into a temp folder from the corpora params (``stages/common/corpora/params.json``, ``corpora.<profile>.topics``).
 """
 from __future__ import annotations
 

@@ -3,7 +3,7 @@ on the same corpus: wall time and the downstream score, with their ratios.
 
     python benchmarks/w2v_quartic_vs_gensim.py [--profile default] [--corpus downstream] [--repeats 3]
 
-The corpus and every setting come from stages/w2v_quartic/params.yaml (``w2v_quartic.<profile>.train.<corpus>``,
+The corpus and every setting come from stages/w2v_quartic/params.json (``w2v_quartic.<profile>.train.<corpus>``,
 the topic corpus of ``corpora.<profile>.topics`` with that name). If the corpus folder is not
 there (``dvc repro stages/common/corpora/dvc.yaml:corpora-topics`` not run), it is generated into a temp folder first. Times are
 medians over ``--repeats``; ours includes building the target from the counts; gensim's is one

@@ -50,7 +50,7 @@ def stale(root: Path, *targets: str) -> set[str]:
     return {k.split(":")[-1] for k in json.loads(sh(["dvc", "status", "--json", *targets], root).stdout or "{}")}
 
 
-def set_yaml_line(path: Path, old: str, new: str) -> None:
+def set_line(path: Path, old: str, new: str) -> None:
     text = path.read_text()
     assert text.count(old) >= 1, f"{old!r} not in {path}"
     path.write_text(text.replace(old, new, 1))

@@ -1,4 +1,4 @@
-"""Typed parameters of the attr_analogy study (one section per step; see params.yaml).
+"""Typed parameters of the attr_analogy study (one section per step; see params.json).
 
 The corpora themselves (K, marginals p_k, strengths s_k, pairs) are the
 ``corpora.<profile>.attributes`` entries, read back from each corpus's truth.json; this study

@@ -268,7 +268,7 @@ def main() -> None:
             try:
                 corpora[name] = read_counts(ctx.path(corpus_path("attributes", name)))
             except FileNotFoundError as err:
-                fail(f"attr_analogy.train: corpus {name!r} (named in stages/attr_analogy/params.yaml) "
+                fail(f"attr_analogy.train: corpus {name!r} (named in stages/attr_analogy/params.json) "
                      f"is not there: {err}; "
                      "add it to corpora.<profile>.attributes.corpora")
         K = _check_corpora(corpora, p)

@@ -1,4 +1,4 @@
-"""Typed parameters of the autoopt study (part 1: data and M1; part 2: M2, M3, end to end); see params.yaml."""
+"""Typed parameters of the autoopt study (part 1: data and M1; part 2: M2, M3, end to end); see params.json."""
 from __future__ import annotations
 
 from typing import Annotated, Literal

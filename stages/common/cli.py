@@ -5,6 +5,8 @@
                                       tool given its arguments (e.g. `claimbench run autoopt solve
                                       IMAGE`: image -> LaTeX -> Pyomo -> solution)
     claimbench validate [study ...]   validate the params files (all profiles) and claims files
+                                      (--format: lay the params files out again, after
+                                      `dvc exp run -S` wrote one on a single line)
     claimbench stages                 list dvc.yaml's stages, their order and GPU marks
     claimbench deps [--write] [stage ...]
                                       the code each stage imports (its deps in its dvc.yaml), and
@@ -43,6 +45,18 @@ def _cmd_run(args: argparse.Namespace) -> int:
     return rc if isinstance(rc, int) else 0
 
 
+def _format_params_file(path) -> None:
+    """Rewrite a valid params file in :func:`params.dump_params`'s layout; its values unchanged."""
+    from .io import write_text
+    from .params import dump_params, read_params_file
+
+    data = read_params_file(path)
+    text = dump_params(data) + "\n"
+    if text != path.read_text():
+        write_text(path, text)
+        print(f"formatted: {path}")
+
+
 def _cmd_validate(args: argparse.Namespace) -> int:
     from .claims import load_claims
     from .params import ParamsError, load_common, load_study, read_params, repo_root, study_params_files
@@ -58,11 +72,13 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     for study in args.studies or sorted(files):
         try:
             if study not in files:
-                raise ParamsError(f"no stages/{study}/params.yaml")
+                raise ParamsError(f"no stages/{study}/params.json")
             folder = files[study].parent.relative_to(root)
             module = ".".join(folder.parts) + (".params" if (root / folder / "params.py").exists() else ".stage")
             cls = getattr(importlib.import_module(module), "PARAMS")  # each study's params.py names its model
             load_study(study, cls, read_params(root, studies=[study]))
+            if args.format:
+                _format_params_file(files[study])
             claims = root / folder / "claims.yaml"
             if claims.exists():
                 load_claims(claims)
@@ -275,6 +291,9 @@ def main(argv: list[str] | None = None) -> None:
     p.set_defaults(fn=_cmd_run)
     p = sub.add_parser("validate", help="validate the params files and claims files")
     p.add_argument("studies", nargs="*")
+    p.add_argument("--format", action="store_true",
+                   help="then lay each valid params file out again (one key a line, short lists "
+                        "on one line): `dvc exp run -S` writes the file it edits on a single line")
     p.set_defaults(fn=_cmd_validate)
     p = sub.add_parser("stages", help="list the DAG")
     p.set_defaults(fn=_cmd_stages)

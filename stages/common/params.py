@@ -1,29 +1,33 @@
 """Typed, validated parameters with profile selection.
 
 The top-level ``params.yaml`` holds only ``common`` (profile, seed, device). Each study keeps
-its own parameters beside its code, in ``stages/<study>/params.yaml`` (the shared corpora in
-``stages/common/corpora/params.yaml``), under one key, the study's name, with its three
+its own parameters beside its code, in ``stages/<study>/params.json`` (the shared corpora in
+``stages/common/corpora/params.json``), under one key, the study's name, with its three
 profiles::
 
     # params.yaml
     common: {profile: default, seed: 0, device: auto}
-    # stages/zipf_bigram/params.yaml
-    zipf_bigram:
-      smoke:   {prepare: {...}, train: {...}, evaluate: {...}}
-      default: {...}
-      paper:   {...}
+    # stages/zipf_bigram/params.json
+    {"zipf_bigram": {
+      "smoke":   {"prepare": {...}, "train": {...}, "evaluate": {...}},
+      "default": {...},
+      "paper":   {...}}}
 
 ``dvc.yaml`` tracks ``common`` and ``<study>.${common.profile}.<step>`` in the study's file, so
 DVC records exactly the values a stage used, ``dvc exp run -S common.profile=smoke`` switches
-profile and ``dvc exp run -S 'stages/zipf_bigram/params.yaml:zipf_bigram.default.train.epsilon=0.002'``
-changes one value. Small files matter: DVC parses a stage's params files each time it checks
-the stage, so one 50 KB file for every stage made a no-op ``dvc repro`` take 11 s.
+profile and ``dvc exp run -S 'stages/zipf_bigram/params.json:zipf_bigram.default.train.epsilon=0.002'``
+changes one value. Small files in a format DVC parses fast matter: DVC parses a stage's params
+files each time it checks the stage. One 50 KB YAML file for every stage made a no-op
+``dvc repro`` take 11 s; per-study YAML files, 2.1 s; per-study JSON (DVC's YAML parser, ruamel,
+reads these files ~100x slower than ``json``), the figure in the README. JSON holds no comments:
+why a value was chosen is written in the study's README.
 
 Every profile of a study is validated before any compute: a bad value anywhere stops the
 stage with a message naming the file, the key, the value and what is allowed.
 """
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -32,6 +36,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 PROFILES = ("smoke", "default", "paper")
+STUDY_PARAMS = "params.json"      # a study's params file, beside its code
 
 
 class ParamsError(ValueError):
@@ -74,24 +79,58 @@ def load_yaml(path: Path) -> Any:
 
 
 def read_params_file(path: str | os.PathLike | None = None) -> dict[str, Any]:
-    """One params file as a mapping (the top-level ``params.yaml`` by default)."""
+    """One params file as a mapping (the top-level ``params.yaml`` by default; ``.json`` files
+    are read as JSON, anything else as YAML)."""
     path = Path(path) if path else repo_root() / "params.yaml"
     if not path.exists():
         raise ParamsError(f"{path}: params file not found")
-    data = load_yaml(path) or {}
+    if path.suffix == ".json":
+        try:
+            data = json.loads(path.read_text())
+        except json.JSONDecodeError as err:
+            raise ParamsError(f"{path}: not valid JSON: {err}") from None
+    else:
+        data = load_yaml(path) or {}
     if not isinstance(data, dict):
         raise ParamsError(f"{path}: top level must be a mapping of sections")
     return data
 
 
+def dump_params(data: Any, indent: int = 0, width: int = 100, lead: int = 0) -> str:
+    """``data`` as JSON for a params file a person reads and edits: one key a line, but a list
+    or mapping that fits on its line stays on it (``"alphas": [0.5, 1.0, 2.0]``). ``lead`` is
+    how many characters already stand on the line before the value."""
+    flat = json.dumps(data)
+    if not isinstance(data, (dict, list)) or not data or lead + len(flat) <= width:
+        return flat
+    pad = " " * (indent + 2)
+    if isinstance(data, dict):
+        items = []
+        for k, v in data.items():
+            head = f"{pad}{json.dumps(k)}: "
+            items.append(head + dump_params(v, indent + 2, width, len(head)))
+        return "{\n" + ",\n".join(items) + "\n" + " " * indent + "}"
+    items = [pad + dump_params(v, indent + 2, width, len(pad)) for v in data]
+    return "[\n" + ",\n".join(items) + "\n" + " " * indent + "]"
+
+
+def write_params_file(path: str | os.PathLike, data: dict[str, Any]) -> None:
+    """Write a params file: JSON (:func:`dump_params`) for ``.json``, else YAML."""
+    path = Path(path)
+    if path.suffix == ".json":
+        path.write_text(dump_params(data) + "\n")
+    else:
+        path.write_text(yaml.safe_dump(data, sort_keys=False))
+
+
 def params_file(study: str, root: Path | None = None) -> Path:
-    """Where ``study``'s parameters live: ``stages/<study>/params.yaml``, or
-    ``stages/common/<study>/params.yaml`` for shared data stages (the corpora)."""
+    """Where ``study``'s parameters live: ``stages/<study>/params.json``, or
+    ``stages/common/<study>/params.json`` for shared data stages (the corpora)."""
     root = root or repo_root()
-    for cand in (root / "stages" / study / "params.yaml", root / "stages" / "common" / study / "params.yaml"):
+    for cand in (root / "stages" / study / STUDY_PARAMS, root / "stages" / "common" / study / STUDY_PARAMS):
         if cand.exists():
             return cand
-    return root / "stages" / study / "params.yaml"
+    return root / "stages" / study / STUDY_PARAMS
 
 
 def file_label(section: str) -> str:
@@ -106,7 +145,7 @@ def file_label(section: str) -> str:
 def study_params_files(root: Path | None = None) -> dict[str, Path]:
     """Every study's params file, by study name (the corpora included)."""
     root = root or repo_root()
-    found = sorted(root.glob("stages/*/params.yaml")) + sorted(root.glob("stages/common/*/params.yaml"))
+    found = sorted(root.glob(f"stages/*/{STUDY_PARAMS}")) + sorted(root.glob(f"stages/common/*/{STUDY_PARAMS}"))
     return {p.parent.name: p for p in found}
 
 

@@ -2,7 +2,7 @@
 
 Writes, from the templates in ``stages/common/study_template/``:
 
-* ``stages/NAME/``: ``params.py`` (typed, validated) and ``params.yaml`` (the three profiles),
+* ``stages/NAME/``: ``params.py`` (typed, validated) and ``params.json`` (the three profiles),
   ``paths.py`` (every file the stages read or write), ``prepare.py`` / ``train.py`` / ``evaluate.py``
   (a ridge regression on generated data, saved as
   a Hugging Face dataset: something real to replace), ``claims.yaml`` (one placeholder claim,

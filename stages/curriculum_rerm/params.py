@@ -1,4 +1,4 @@
-"""Typed parameters of the curriculum_rerm study (see params.yaml)."""
+"""Typed parameters of the curriculum_rerm study (see params.json)."""
 from __future__ import annotations
 
 from typing import Annotated

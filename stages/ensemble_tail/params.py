@@ -1,4 +1,4 @@
-"""Typed parameters of the ensemble_tail study (see params.yaml, section ensemble_tail)."""
+"""Typed parameters of the ensemble_tail study (see params.json, section ensemble_tail)."""
 from __future__ import annotations
 
 from typing import Annotated

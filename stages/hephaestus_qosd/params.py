@@ -1,4 +1,4 @@
-"""Typed parameters of the hephaestus_qosd study (stages/hephaestus_qosd/params.yaml, three profiles)."""
+"""Typed parameters of the hephaestus_qosd study (stages/hephaestus_qosd/params.json, three profiles)."""
 from __future__ import annotations
 
 from pydantic import Field, field_validator

@@ -1,6 +1,7 @@
 """jsp_multipolicy evaluate: gaps to CP-SAT on every test set for the single policy, the
 multi-policy network (both: best of evaluate.samples sampled schedules, split evenly over the
-multi-policy's K policies) and the rules SPT / MWKR / MOPNR; paired per-instance intervals.
+multi-policy's K policies, on ``common.device``) and the rules SPT / MWKR / MOPNR; paired
+per-instance intervals.
 
 Outputs: reports/jsp_multipolicy/metrics.json (what claims.yaml checks),
 reports/jsp_multipolicy/gaps.png and its table reports/jsp_multipolicy/gaps.csv.
@@ -18,23 +19,21 @@ def main() -> None:
         import numpy as np
         import torch
 
+        from stages.common.device import select_device
         from stages.common.io import write_json
         from stages.common.plots import new_figure, save_png, write_csv
         from stages.common.stats import t_interval
 
         from .jsp import RULES, rule_makespans
-        from .policy import best_of, build_net
+        from .policy import best_of
+        from .store import load_nets
 
         for rel, step in ((TEST_SET, "prepare"), (MODELS, "train")):
             if not ctx.path(rel).exists():
                 fail(f"{rel} is missing; run `dvc repro stages/jsp_multipolicy/dvc.yaml:jsp_multipolicy-{step}` first")
         torch.set_num_threads(1)
         data = np.load(ctx.path(TEST_SET))
-        saved = torch.load(ctx.path(MODELS))
-        nets = {}
-        for name, s in saved.items():
-            nets[name] = build_net(s["n_policies"], s["hidden"])
-            nets[name].load_state_dict(s["state"])
+        nets = load_nets(ctx.path(MODELS), select_device(ctx.common.device))
         e = ctx.params.evaluate
         metrics, rows = {}, []
         for i, key in enumerate(SETS):

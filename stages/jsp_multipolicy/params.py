@@ -1,4 +1,4 @@
-"""Typed parameters of the jsp_multipolicy study (stages/jsp_multipolicy/params.yaml, three profiles)."""
+"""Typed parameters of the jsp_multipolicy study (stages/jsp_multipolicy/params.json, three profiles)."""
 from __future__ import annotations
 
 from pydantic import Field, model_validator

@@ -1,6 +1,7 @@
 """Every file the jsp_multipolicy stages read or write, in one place."""
 TEST_SET = "data/jsp_multipolicy/test.npz"
 MODELS = "data/jsp_multipolicy/models.pt"
+MLFLOW_MODELS = "data/jsp_multipolicy/mlflow"   # one MLflow pyfunc folder per network (pyfunc.py)
 PREPARE_METRICS = "reports/jsp_multipolicy/prepare.json"
 TRAIN_METRICS = "reports/jsp_multipolicy/train.json"
 METRICS = "reports/jsp_multipolicy/metrics.json"

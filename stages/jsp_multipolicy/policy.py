@@ -48,19 +48,20 @@ def build_net(n_policies: int, hidden: int):
 
 def rollout(net, mach, dur, pid, gen=None, greedy: bool = False):
     """Sample (or greedily take) one dispatch sequence per row: mach/dur (B, n, m) long tensors,
-    pid (B,) policy ids. Returns actions (B, n*m) and makespans (B,). No gradients."""
+    pid (B,) policy ids, all on one device (``gen``, a generator on it). Returns actions
+    (B, n*m) and makespans (B,). No gradients."""
     import torch
 
     with torch.no_grad():
         shop = Shop(mach, dur)
-        acts = torch.empty(shop.B, shop.n * shop.m, dtype=torch.long)
+        acts = torch.empty(shop.B, shop.n * shop.m, dtype=torch.long, device=dur.device)
         for t in range(shop.n * shop.m):
             mask = shop.mask()
             logits = net(shop.features(), mask, pid)
             if greedy:
                 a = logits.argmax(1)
             else:   # Gumbel-max: a categorical sample drawn from the seeded generator
-                u = torch.rand(logits.shape, generator=gen).clamp_(1e-12, 1 - 1e-7)
+                u = torch.rand(logits.shape, generator=gen, device=logits.device).clamp_(1e-12, 1 - 1e-7)
                 a = (logits - torch.log(-torch.log(u))).argmax(1)
             acts[:, t] = a
             shop.step(a)
@@ -73,7 +74,7 @@ def replay_ce(net, mach, dur, pid, acts):
     import torch
 
     shop = Shop(mach, dur)
-    ce = torch.zeros(shop.B)
+    ce = torch.zeros(shop.B, device=dur.device)
     for t in range(shop.n * shop.m):
         mask = shop.mask()
         logits = net(shop.features(), mask, pid)
@@ -96,63 +97,87 @@ def label_weights(best, tau: float):
 
 
 def train_policy(n_policies: int, *, steps: int, instances: int, samples: int, n_jobs: int, n_machines: int,
-                 kind: str, hidden: int, lr: float, tau: float, seed: int, progress=None, log_every: int = 10):
-    """Self-labelled training; returns (net, history). The instance stream and the sampling noise
-    depend only on ``seed`` (the same training shops for every method at a seed)."""
+                 kind: str, hidden: int, lr: float, tau: float, seed: int, progress=None, log_every: int = 10,
+                 device="cpu", max_seconds: float | None = None):
+    """Self-labelled training on ``device``; returns (net, history). The instance stream and the
+    sampling noise depend only on ``seed`` (the same training shops for every method at a seed;
+    on CPU the same bits as before the device argument: the net is initialised on CPU and moved,
+    the noise comes from a generator on the device). ``max_seconds``: stop after the first step
+    that ends past that much wall time (the last step is always in the history)."""
+    import time
+
     import torch
 
     if samples % n_policies:
         raise ValueError(f"samples ({samples}) must be a multiple of n_policies ({n_policies})")
     torch.manual_seed(seed)
-    net = build_net(n_policies, hidden)
+    net = build_net(n_policies, hidden).to(device)
     opt = torch.optim.Adam(net.parameters(), lr=lr)
     rng = np.random.default_rng([seed, 1])
-    gen = torch.Generator().manual_seed(seed)
+    gen = torch.Generator(device=device).manual_seed(seed)
     per = samples // n_policies
-    pid = torch.arange(n_policies).repeat_interleave(per).repeat(instances)        # (I*samples,)
-    history = []
+    pid = torch.arange(n_policies, device=device).repeat_interleave(per).repeat(instances)   # (I*samples,)
+    ar_i, ar_k = torch.arange(instances, device=device), torch.arange(n_policies, device=device)
+    history, t0 = [], time.perf_counter()
     for step in range(steps):
-        mach, dur = (torch.as_tensor(a) for a in random_instances(instances, n_jobs, n_machines, rng, kind))
+        last = step == steps - 1
+        mach, dur = (torch.as_tensor(a, device=device) for a in random_instances(instances, n_jobs, n_machines,
+                                                                                 rng, kind))
         M = mach.repeat_interleave(samples, 0)
         D = dur.repeat_interleave(samples, 0)
         acts, ms = rollout(net, M, D, pid, gen)
         ms = ms.view(instances, n_policies, per)
         best, arg = ms.min(-1)                                                      # (I, K)
-        rows = (torch.arange(instances).unsqueeze(1) * samples
-                + torch.arange(n_policies).unsqueeze(0) * per + arg).reshape(-1)
+        rows = (ar_i.unsqueeze(1) * samples + ar_k.unsqueeze(0) * per + arg).reshape(-1)
         w = label_weights(best, tau).reshape(-1)
         ce = replay_ce(net, M[rows], D[rows], pid[rows], acts[rows])
         loss = (w * ce).sum() / w.sum()
         opt.zero_grad()
         loss.backward()
         opt.step()
-        if step % log_every == 0 or step == steps - 1:
+        if max_seconds is not None and time.perf_counter() - t0 > max_seconds:
+            last = True
+        if step % log_every == 0 or last:
             history.append({"step": step, "loss": float(loss.detach()), "best_makespan": float(best.min(1).values.mean()),
                             "mean_makespan": float(ms.float().mean()), "weight_mean": float(w.mean())})
         if progress is not None:
             progress.update(1)
+        if last:
+            break
     return net, history
 
 
-def best_of(net, mach, dur, samples: int, seed: int, chunk: int = 16):
-    """Best makespan per instance (numpy (N,)) from ``samples`` sampled sequences, split evenly
-    over the net's policies (samples / K each), and each policy's best (N, K)."""
+def sample_best(net, mach, dur, samples: int, seed: int, chunk: int = 16, device=None):
+    """Each instance's best makespan per policy (numpy (N, K)) from ``samples`` sampled
+    sequences, split evenly over the net's policies (samples / K each), and its best dispatch
+    sequence overall (numpy (N, n*m), the first best sample). Runs on the net's device;
+    ``mach``/``dur``: (N, n, m) int arrays."""
     import torch
 
     K = net.n_policies
     if samples % K:
         raise ValueError(f"samples ({samples}) must be a multiple of the net's {K} policies")
     per = samples // K
-    gen = torch.Generator().manual_seed(seed)
-    out = []
+    device = next(net.parameters()).device if device is None else torch.device(device)
+    gen = torch.Generator(device=device).manual_seed(seed)
+    out, seqs = [], []
+    was_training = net.training
     net.eval()
     for i in range(0, len(mach), chunk):
-        m = torch.as_tensor(mach[i:i + chunk]).repeat_interleave(samples, 0)
-        d = torch.as_tensor(dur[i:i + chunk]).repeat_interleave(samples, 0)
+        m = torch.as_tensor(mach[i:i + chunk], device=device).repeat_interleave(samples, 0)
+        d = torch.as_tensor(dur[i:i + chunk], device=device).repeat_interleave(samples, 0)
         n = m.shape[0] // samples
-        pid = torch.arange(K).repeat_interleave(per).repeat(n)
-        _, ms = rollout(net, m, d, pid, gen)
-        out.append(ms.view(n, K, per).min(-1).values)
-    net.train()
-    per_policy = torch.cat(out).numpy()
+        pid = torch.arange(K, device=device).repeat_interleave(per).repeat(n)
+        acts, ms = rollout(net, m, d, pid, gen)
+        out.append(ms.view(n, K, per).min(-1).values.cpu())
+        best = ms.view(n, samples).argmin(1) + torch.arange(n, device=device) * samples
+        seqs.append(acts[best].cpu())
+    net.train(was_training)
+    return torch.cat(out).numpy(), torch.cat(seqs).numpy()
+
+
+def best_of(net, mach, dur, samples: int, seed: int, chunk: int = 16):
+    """Best makespan per instance (numpy (N,)) from ``samples`` sampled sequences, split evenly
+    over the net's policies (samples / K each), and each policy's best (N, K); on the net's device."""
+    per_policy, _ = sample_best(net, mach, dur, samples, seed, chunk)
     return per_policy.min(1), per_policy

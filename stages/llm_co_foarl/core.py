@@ -102,7 +102,9 @@ def max_len(problem: str, size: int) -> int:
 def make_model(cfg):
     from .model import Seq2Seq
 
-    return Seq2Seq(d=cfg.d_model, heads=cfg.heads, enc_layers=cfg.enc_layers, dec_layers=cfg.dec_layers)
+    return Seq2Seq(d=cfg.d_model, heads=cfg.heads, enc_layers=cfg.enc_layers, dec_layers=cfg.dec_layers,
+                   rope=getattr(cfg, "rope", False), shift=getattr(cfg, "shift", False),
+                   small_init=getattr(cfg, "small_init", False))
 
 
 def train_sft(model, data: dict, steps: int, batch: int, lr: float, rng, progress: str = "sft",

@@ -93,7 +93,18 @@ def main() -> None:
                 print(f"  {name:8s} {prob}: greedy feasible {g['feasible_rate']:.3f}, gap (feasible) "
                       f"{100 * g['gap_feasible']:.2f}%, gap (infeasible = 100%) {100 * g['gap_all']:.2f}%", flush=True)
         claim = claim_figures(res, list(data))
-        write_json(ctx.path(METRICS), no_nan({"claim": claim, "results": res, "samples": n,
+        import numpy as np
+
+        from .ladder import heuristic_gaps
+
+        ladder = {}
+        for k, (prob, d) in enumerate(data.items()):
+            ladder[prob] = {**{f"{key}_gap_pct": 100 * v for key, v in
+                               heuristic_gaps(prob, d["test"], np.random.default_rng([ctx.seed, 20, k])).items()},
+                            **{f"{m}_greedy_gap_pct": 100 * res[m][prob]["greedy"]["gap_feasible"] for m in MODEL_NAMES},
+                            **{f"{m}_greedy_feasible": res[m][prob]["greedy"]["feasible_rate"] for m in MODEL_NAMES}}
+            print(f"  ladder {prob}: " + ", ".join(f"{k_} {v:.3g}" for k_, v in ladder[prob].items()), flush=True)
+        write_json(ctx.path(METRICS), no_nan({"claim": claim, "ladder": ladder, "results": res, "samples": n,
                                               "n_test": {p: len(d["test"]) for p, d in data.items()}}))
         rows = [{"case": f"{p.upper()} {dec}",
                  **{f"feasible_{m}": res[m][p][dec]["feasible_rate"] for m in MODEL_NAMES},

@@ -17,9 +17,9 @@ from .problems import EOS, NUM, PAD, SOL, VOCAB
 
 
 class Block(nn.Module):
-    def __init__(self, d: int, heads: int, cross: bool):
+    def __init__(self, d: int, heads: int, cross: bool, rope: bool = False):
         super().__init__()
-        self.heads = heads
+        self.heads, self.rope = heads, rope
         self.ln1, self.qkv, self.o1 = nn.LayerNorm(d), nn.Linear(d, 3 * d), nn.Linear(d, d)
         self.cross = cross
         if cross:
@@ -37,6 +37,8 @@ class Block(nn.Module):
 
     def forward(self, x, causal: bool, key_pad=None, mem=None, mem_pad=None):
         q, k, v = self._split_qkv(self.ln1(x))
+        if self.rope:
+            q, k = rotary(q), rotary(k)
         mask = None if key_pad is None else ~key_pad[:, None, None, :]
         x = x + self.o1(self._merge(F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal and mask is None)))
         if self.cross:
@@ -48,6 +50,17 @@ class Block(nn.Module):
 
     def _split_qkv(self, x):
         return (self._split(t) for t in self.qkv(x).chunk(3, -1))
+
+
+def rotary(x, base: float = 100.0):
+    """Rotary position embedding of (b, h, t, e) queries or keys: attention scores then depend on
+    relative offsets (e.g. "the token two to the right"), the same for every city's block."""
+    t, e = x.shape[-2], x.shape[-1]
+    inv = base ** (-torch.arange(0, e, 2, device=x.device, dtype=torch.float) / e)
+    ang = torch.arange(t, device=x.device, dtype=torch.float)[:, None] * inv[None, :]
+    cos, sin = ang.cos(), ang.sin()
+    x1, x2 = x[..., 0::2], x[..., 1::2]
+    return torch.stack([x1 * cos - x2 * sin, x1 * sin + x2 * cos], -1).flatten(-2)
 
 
 def number_features(tokens, freqs: int = 8):
@@ -63,29 +76,43 @@ class Seq2Seq(nn.Module):
     """Encoder-decoder transformer over the shared token vocabulary; a number token's embedding is
     its learned row plus a learned projection of fixed features of its value."""
 
-    def __init__(self, d: int = 128, heads: int = 4, enc_layers: int = 3, dec_layers: int = 2, max_len: int = 256):
+    def __init__(self, d: int = 128, heads: int = 4, enc_layers: int = 3, dec_layers: int = 2, max_len: int = 256,
+                 rope: bool = False, shift: bool = False, small_init: bool = False):
         super().__init__()
+        self.rope, self.shift = rope, shift
         self.emb = nn.Embedding(VOCAB, d)
+        if shift:
+            self.prev = nn.Embedding(VOCAB, d)
         self.num = nn.Linear(16, d)
         self.pos_enc = nn.Embedding(max_len, d)
         self.pos_dec = nn.Embedding(max_len, d)
-        self.enc = nn.ModuleList(Block(d, heads, cross=False) for _ in range(enc_layers))
-        self.dec = nn.ModuleList(Block(d, heads, cross=True) for _ in range(dec_layers))
+        self.enc = nn.ModuleList(Block(d, heads, cross=False, rope=rope) for _ in range(enc_layers))
+        self.dec = nn.ModuleList(Block(d, heads, cross=True, rope=rope) for _ in range(dec_layers))
         self.ln_e, self.ln_d = nn.LayerNorm(d), nn.LayerNorm(d)
         self.head = nn.Linear(d, VOCAB)
+        if small_init:   # GPT-style 0.02: a number's value features are not drowned by its random row
+            for e in (self.emb, self.pos_enc, self.pos_dec) + ((self.prev,) if shift else ()):
+                nn.init.normal_(e.weight, std=0.02)
 
     def _embed(self, tokens):
-        return self.emb(tokens) + self.num(number_features(tokens))
+        x = self.emb(tokens) + self.num(number_features(tokens))
+        if self.shift:   # the previous token's own embedding table: "a number after '('" is an x
+            x = x + self.prev(torch.cat([torch.full_like(tokens[:, :1], PAD), tokens[:, :-1]], 1))
+        return x
 
     def encode(self, src):
         pad = src == PAD
-        x = self._embed(src) + self.pos_enc(torch.arange(src.shape[1], device=src.device))
+        x = self._embed(src)
+        if not self.rope:
+            x = x + self.pos_enc(torch.arange(src.shape[1], device=src.device))
         for b in self.enc:
             x = b(x, causal=False, key_pad=pad)
         return self.ln_e(x), pad
 
     def decode(self, tgt_in, mem, mem_pad):
-        x = self._embed(tgt_in) + self.pos_dec(torch.arange(tgt_in.shape[1], device=tgt_in.device))
+        x = self._embed(tgt_in)
+        if not self.rope:
+            x = x + self.pos_dec(torch.arange(tgt_in.shape[1], device=tgt_in.device))
         for b in self.dec:
             x = b(x, causal=True, mem=mem, mem_pad=mem_pad)
         return self.head(self.ln_d(x))

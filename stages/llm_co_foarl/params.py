@@ -1,4 +1,4 @@
-"""Typed parameters of the llm_co_foarl study (stages/llm_co_foarl/params.yaml, three profiles)."""
+"""Typed parameters of the llm_co_foarl study (stages/llm_co_foarl/params.json, three profiles)."""
 from __future__ import annotations
 
 from pydantic import Field, model_validator

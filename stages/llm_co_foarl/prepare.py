@@ -29,10 +29,10 @@ def main() -> None:
         for k, prob in enumerate(PROBLEMS):
             size = getattr(p.size, prob)
             rng = np.random.default_rng([ctx.seed, k])
-            out[prob] = {}
-            for split, n in (("train", p.n_train), ("test", p.n_test)):
-                print(f"  {prob}-{size} {split}: solving {n} instances with CP-SAT", flush=True)
-                out[prob][split] = core.with_optima(prob, core.make_instances(prob, size, n, rng), p.workers)
+            insts = core.make_instances(prob, size, p.n_train, rng) + core.make_instances(prob, size, p.n_test, rng)
+            print(f"  {prob}-{size}: solving {p.n_train} train + {p.n_test} test instances with CP-SAT", flush=True)
+            solved = core.with_optima(prob, insts, p.workers)   # one spawn of the OR-Tools workers per problem
+            out[prob] = {"train": solved[:p.n_train], "test": solved[p.n_train:]}
             stats[prob] = {"size": size, "n_train": p.n_train, "n_test": p.n_test,
                            "mean_test_optimum": float(np.mean([r["opt"] for r in out[prob]["test"]]))}
         write_json(ctx.path(DATASET), out)

@@ -1,4 +1,4 @@
-"""Typed parameters of the mnl_assortment study (one section per step; see params.yaml)."""
+"""Typed parameters of the mnl_assortment study (one section per step; see params.json)."""
 from __future__ import annotations
 
 from math import comb

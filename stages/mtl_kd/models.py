@@ -80,7 +80,8 @@ class Student(nn.Module):
         ctx = self.context(torch.cat([h[env.bidx, env.cur], env.state()], -1))            # (B, P, d)
         tok = torch.cat([ctx[:, :, None], h[:, None].expand(b, p, m, h.shape[-1])], 2)   # (B, P, 1+M, d)
         tok = tok.reshape(b * p, m + 1, -1)
-        hide = torch.cat([torch.zeros(b, p, 2, dtype=torch.bool), env.visited[:, :, 1:]], -1).reshape(b * p, m + 1)
+        hide = torch.cat([torch.zeros(b, p, 2, dtype=torch.bool, device=h.device), env.visited[:, :, 1:]],
+                         -1).reshape(b * p, m + 1)
         for layer in self.decoder:
             tok = layer(tok, src_key_padding_mask=hide)
         score = self.head(tok[:, 1:]).reshape(b, p, m)
@@ -96,6 +97,12 @@ def make(kind: str, p) -> nn.Module:
 
 
 # ---- rollouts -------------------------------------------------------------------------------
+def device_of(model) -> torch.device:
+    """Where ``model``'s weights are: its rollouts build their tensors there (numpy instances in,
+    the batch moved to the model's device)."""
+    return next(model.parameters()).device
+
+
 def starts_for(inst: dict, pomo: int, hidden=None) -> torch.Tensor:
     """(B, P) first customers of the P rollouts: the customers in turn (POMO), skipping hidden
     (padding) nodes."""
@@ -113,14 +120,15 @@ def rollout(model, inst: dict, pomo: int, greedy: bool, gen=None, record: bool =
             max_steps: int | None = None):
     """Multi-start construction. Returns (cost (B, P), sum log-prob (B, P), actions (B, P, T)
     and, with ``record``, the visited states and the policy's probabilities at each free move)."""
-    env = vrp.Env(inst, pomo)
+    dev = device_of(model)
+    env = vrp.Env(inst, pomo, device=dev)
     if hidden is not None:
-        env.visited[:] = torch.as_tensor(hidden)[:, None, :]
+        env.visited[:] = torch.as_tensor(hidden, device=dev)[:, None, :]
         env.visited[:, :, 0] = False
-    cache = model.encode(torch.as_tensor(vrp.features(inst)))
-    first = starts_for(inst, pomo, hidden)
+    cache = model.encode(torch.as_tensor(vrp.features(inst), device=dev))
+    first = starts_for(inst, pomo, hidden).to(dev)
     env.step(first)
-    actions, logp, states = [first], torch.zeros(env.B, pomo), []
+    actions, logp, states = [first], torch.zeros(env.B, pomo, device=dev), []
     limit = max_steps or 3 * env.M + 2
     for _ in range(limit):
         if env.finished():
@@ -147,6 +155,7 @@ def solve(model, inst: dict, pomo: int | None = None, hidden=None):
     n = inst["demand"].shape[1] - 1
     with torch.no_grad():
         cost, _, acts, _ = rollout(model, inst, pomo or n, greedy=True, hidden=hidden)
+    cost, acts = cost.cpu(), acts.cpu()
     best = cost.argmin(-1)
     routes = [vrp.routes_from_actions(acts[i, best[i]].tolist()) for i in range(cost.shape[0])]
     return cost.min(-1).values.numpy(), routes
@@ -178,16 +187,16 @@ def distill_step(student, opt, teachers: dict, insts: dict, gen, states_per_vari
         cat = {k: torch.cat([s[k] for s in states], 1) for k in states[0]}            # (B, T*P, ...)
         choices = (cat["probs"] > 0).sum(-1) > 1
         rows = torch.nonzero(choices, as_tuple=True)
-        pick = torch.randperm(len(rows[0]), generator=gen)[:states_per_variant]
+        pick = torch.randperm(len(rows[0]), generator=gen, device=gen.device)[:states_per_variant]
         b_idx, s_idx = rows[0][pick], rows[1][pick]
-        sub = vrp.take(inst, b_idx.numpy())
-        senv = vrp.Env(sub, 1)
+        sub = vrp.take(inst, b_idx.cpu().numpy())
+        senv = vrp.Env(sub, 1, device=b_idx.device)
         senv.cur = cat["cur"][b_idx, s_idx][:, None]
         senv.load = cat["load"][b_idx, s_idx][:, None]
         senv.time = cat["time"][b_idx, s_idx][:, None]
         senv.visited = cat["visited"][b_idx, s_idx][:, None]
         pt = cat["probs"][b_idx, s_idx][:, None]
-        score = student.logits(student.encode(torch.as_tensor(vrp.features(sub))), senv)
+        score = student.logits(student.encode(torch.as_tensor(vrp.features(sub), device=b_idx.device)), senv)
         ls = torch.log_softmax(score, -1)
         kl = torch.where(pt > 0, pt * (torch.log(pt.clamp_min(1e-12)) - ls), torch.zeros_like(pt)).sum(-1)
         losses.append(kl.mean())
@@ -197,6 +206,48 @@ def distill_step(student, opt, teachers: dict, insts: dict, gen, states_per_vari
     nn.utils.clip_grad_norm_(student.parameters(), 1.0)
     opt.step()
     return float(loss.detach())
+
+
+# ---- training loops (the train stage's, and benchmarks/mtl_kd_paper_gpu.py's) ------------------
+def train_teacher(variant: str, n: int, p, seed: int, k: int, device="cpu", progress=None, max_seconds=None):
+    """A teacher for ``variant`` by ``p.steps`` REINFORCE steps on ``device`` (fewer if
+    ``max_seconds`` of wall time run out first); (net, sampled-cost curve)."""
+    import time
+
+    torch.manual_seed(seed * 1000 + k)
+    net = make("teacher", p).to(device)
+    opt = torch.optim.Adam(net.parameters(), lr=p.lr)
+    rng = np.random.default_rng([seed, 2, k])
+    gen = torch.Generator(device=device).manual_seed(seed * 1000 + k)
+    curve, t0 = [], time.perf_counter()
+    for _ in range(p.steps):
+        curve.append(reinforce_step(net, opt, vrp.generate(variant, n, p.batch, rng), gen))
+        if progress is not None:
+            progress.update()
+        if max_seconds is not None and time.perf_counter() - t0 > max_seconds:
+            break
+    return net.eval(), curve
+
+
+def distill(teachers: dict, n: int, p, seed: int, device="cpu", progress=None, max_seconds=None):
+    """The student by ``p.steps`` distillation steps over every seen variant on ``device`` (fewer
+    if ``max_seconds`` of wall time run out first); (net, KL curve)."""
+    import time
+
+    torch.manual_seed(seed * 1000 + 99)
+    net = make("student", p).to(device)
+    opt = torch.optim.Adam(net.parameters(), lr=p.lr)
+    rng = np.random.default_rng([seed, 3])
+    gen = torch.Generator(device=device).manual_seed(seed * 1000 + 99)
+    curve, t0 = [], time.perf_counter()
+    for _ in range(p.steps):
+        batch = {v: vrp.generate(v, n, p.batch, rng) for v in teachers}
+        curve.append(distill_step(net, opt, teachers, batch, gen, p.states_per_variant))
+        if progress is not None:
+            progress.update()
+        if max_seconds is not None and time.perf_counter() - t0 > max_seconds:
+            break
+    return net.eval(), curve
 
 
 # ---- R3C: random reordering re-construction ---------------------------------------------------
@@ -254,7 +305,7 @@ def save_weights(folder, nets: dict, config: dict) -> None:
 
     folder = Path(folder)
     for name, net in nets.items():
-        torch.save(net.state_dict(), folder / f"{name}.pt")
+        torch.save(net.cpu().state_dict(), folder / f"{name}.pt")       # CPU tensors: loadable anywhere
     (folder / "config.json").write_text(json.dumps(config, sort_keys=True, indent=1))
 
 
@@ -273,7 +324,7 @@ def load_weights(folder) -> tuple[dict, dict]:
     nets = {}
     for name, kind in config["nets"].items():
         net = make(kind, _Net(config[kind]))
-        net.load_state_dict(torch.load(folder / f"{name}.pt", weights_only=True))
+        net.load_state_dict(torch.load(folder / f"{name}.pt", weights_only=True, map_location="cpu"))
         nets[name] = net.eval()
     return nets, config
 

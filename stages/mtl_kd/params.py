@@ -1,4 +1,4 @@
-"""Typed parameters of the mtl_kd study (stages/mtl_kd/params.yaml, three profiles)."""
+"""Typed parameters of the mtl_kd study (stages/mtl_kd/params.json, three profiles)."""
 from __future__ import annotations
 
 from pydantic import Field, model_validator

@@ -2,7 +2,8 @@
 then the multi-task heavy-decoder student distilled from them (KL to each teacher's action
 distribution on that teacher's sampled trajectories; every step holds a batch of every seen
 variant). Training instances are generated on the fly from the seed (train stream, disjoint
-from the test streams of prepare).
+from the test streams of prepare). Both train on ``common.device`` (``auto``: CUDA when present);
+on CPU the results are the same as before the device path (tests/mtl_kd).
 
 Outputs: data/mtl_kd/models (state dicts + config.json), data/mtl_kd/student_model (the student
 as an MLflow pyfunc model, logged and registered as ``mtl_kd-student``) and reports/mtl_kd/train.json.
@@ -15,59 +16,19 @@ from .params import PARAMS
 from .paths import MODELS, STUDENT_MODEL, TRAIN_METRICS
 
 
-def train_teacher(variant: str, n: int, p, seed: int, k: int, progress=None):
-    """A teacher for ``variant`` by ``p.steps`` REINFORCE steps; (net, sampled-cost curve)."""
-    import numpy as np
-    import torch
-
-    from . import models, vrp
-
-    torch.manual_seed(seed * 1000 + k)
-    net = models.make("teacher", p)
-    opt = torch.optim.Adam(net.parameters(), lr=p.lr)
-    rng = np.random.default_rng([seed, 2, k])
-    gen = torch.Generator().manual_seed(seed * 1000 + k)
-    curve = []
-    for _ in range(p.steps):
-        curve.append(models.reinforce_step(net, opt, vrp.generate(variant, n, p.batch, rng), gen))
-        if progress is not None:
-            progress.update()
-    return net.eval(), curve
-
-
-def distill(teachers: dict, n: int, p, seed: int, progress=None):
-    """The student by ``p.steps`` distillation steps over every seen variant; (net, KL curve)."""
-    import numpy as np
-    import torch
-
-    from . import models, vrp
-
-    torch.manual_seed(seed * 1000 + 99)
-    net = models.make("student", p)
-    opt = torch.optim.Adam(net.parameters(), lr=p.lr)
-    rng = np.random.default_rng([seed, 3])
-    gen = torch.Generator().manual_seed(seed * 1000 + 99)
-    curve = []
-    for _ in range(p.steps):
-        batch = {v: vrp.generate(v, n, p.batch, rng) for v in teachers}
-        curve.append(models.distill_step(net, opt, teachers, batch, gen, p.states_per_variant))
-        if progress is not None:
-            progress.update()
-    return net.eval(), curve
-
-
 def main() -> None:
     with stage("mtl_kd", "train", PARAMS) as ctx:
         import time
 
         from tqdm import tqdm
 
-        from stages.common.device import limit_threads
+        from stages.common.device import limit_threads, select_device
         from stages.common.io import atomic_dir, write_json
 
         from . import models
 
         limit_threads()
+        device = select_device(ctx.common.device)
         p, n = ctx.params.train, ctx.params.prepare.n
         seen = ctx.params.prepare.seen
         nets, timing, finals = {}, {}, {}
@@ -75,12 +36,13 @@ def main() -> None:
                    mininterval=2)
         for k, v in enumerate(seen):
             t0 = time.process_time()
-            nets[f"teacher_{v}"], curve = train_teacher(v, n, p.teacher, ctx.seed, k, bar)
+            nets[f"teacher_{v}"], curve = models.train_teacher(v, n, p.teacher, ctx.seed, k, device, bar)
             timing[f"teacher_{v}_cpu_s"] = time.process_time() - t0
             ctx.run.log_curve(f"teacher.{v}.sampled_cost", curve)
             finals[f"teacher_{v}_final_sampled_cost"] = sum(curve[-10:]) / len(curve[-10:])
         t0 = time.process_time()
-        nets["student"], curve = distill({v: nets[f"teacher_{v}"] for v in seen}, n, p.student, ctx.seed, bar)
+        nets["student"], curve = models.distill({v: nets[f"teacher_{v}"] for v in seen}, n, p.student, ctx.seed,
+                                                device, bar)
         timing["student_cpu_s"] = time.process_time() - t0
         bar.close()
         ctx.run.log_curve("student.kl", curve)

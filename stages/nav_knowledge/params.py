@@ -1,4 +1,4 @@
-"""Typed parameters of the nav_knowledge study (one section per step; see params.yaml)."""
+"""Typed parameters of the nav_knowledge study (one section per step; see params.json)."""
 from __future__ import annotations
 
 from typing import Annotated

@@ -1,4 +1,4 @@
-"""attr_analogy params: every profile of params.yaml validates; a bad value stops the stage before
+"""attr_analogy params: every profile of params.json validates; a bad value stops the stage before
 any compute with exit status 2 and a message naming the key and the value."""
 from __future__ import annotations
 
@@ -61,7 +61,7 @@ def test_unknown_key_lists_allowed_keys(params_copy):
 
 
 def test_stage_exits_2_on_bad_param_before_compute(tmp_path, stage_env, python_exe):
-    """A corrupted params.yaml: `python -m stages.attr_analogy.train` exits 2, names key and value,
+    """A corrupted params.json: `python -m stages.attr_analogy.train` exits 2, names key and value,
     writes nothing."""
     err = stops_before_compute(tmp_path, "stages.attr_analogy.train",
                                {"attr_analogy.smoke.train.analogies_per_relation": 3}, stage_env, python_exe)

@@ -8,7 +8,6 @@ import sys
 from pathlib import Path
 
 import pytest
-import yaml
 
 REPO = Path(__file__).resolve().parents[2]
 PYTHON = str(Path(sys.executable))
@@ -99,17 +98,17 @@ def run_chain(root: Path, env: dict, python_exe: str, chain, study: str, reports
 def set_params(root: Path, values: dict[str, object]) -> None:
     """Set values by dotted key in the params files under ``root``: ``common.*`` in params.yaml,
     ``<study>.*`` in the study's own file, e.g. ``{"nac_b.default.prepare.rvi_tau": 1.5}``."""
-    from stages.common.params import params_file
+    from stages.common.params import params_file, read_params_file, write_params_file
 
     for dotted, value in values.items():
         *parents, key = dotted.split(".")
         path = root / "params.yaml" if parents[0] == "common" else params_file(parents[0], root)
-        data = yaml.safe_load(path.read_text())
+        data = read_params_file(path)
         node = data
         for name in parents:
             node = node[name]
         node[key] = value
-        path.write_text(yaml.safe_dump(data))
+        write_params_file(path, data)
 
 
 def code_copy(tmp_path: Path, params: dict[str, object] | None = None) -> Path:

@@ -16,7 +16,7 @@ STUDIES = sorted(p.parent.name for p in (REPO / "stages").glob("*/claims.yaml"))
 @pytest.mark.parametrize("study", STUDIES)
 def test_every_study_has_its_files_and_readme_headings(study):
     folder = REPO / "stages" / study
-    for name in ("params.yaml", "params.py", "claims.yaml", "README.md", "__init__.py"):
+    for name in ("params.json", "params.py", "claims.yaml", "README.md", "__init__.py"):
         assert (folder / name).is_file(), f"stages/{study}/{name} is missing"
     assert (REPO / "tests" / study).is_dir(), f"tests/{study}/ is missing"
     readme = (folder / "README.md").read_text()

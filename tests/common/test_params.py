@@ -1,6 +1,7 @@
 """stages.common.params: validation of params.yaml, error messages, flatten, and the stage CLI path."""
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
@@ -190,11 +191,11 @@ def test_each_study_reads_only_its_own_file(tmp_path):
     from stages.common.params import read_params
 
     code_copy(tmp_path)
-    (tmp_path / "stages/nac_b/params.yaml").write_text("nac_b: [not, a, mapping\n")
+    (tmp_path / "stages/nac_b/params.json").write_text('{"nac_b": [not, json\n')
     data = read_params(tmp_path, studies=["zipf_bigram"])
     assert set(data) == {"common", "zipf_bigram"}
     load_study("zipf_bigram", ZipfParams, data)
-    with pytest.raises(Exception):
+    with pytest.raises(ParamsError, match=r"stages/nac_b/params.json: not valid JSON: Expecting value: line 1"):
         read_params(tmp_path, studies=["nac_b"])
 
 
@@ -202,33 +203,66 @@ def test_study_file_must_hold_one_key_named_after_the_study(tmp_path):
     from stages.common.params import read_params, read_study_file
 
     code_copy(tmp_path)
-    path = tmp_path / "stages/zipf_bigram/params.yaml"
-    data = yaml.safe_load(path.read_text())
-    path.write_text(yaml.safe_dump({"zipf": data["zipf_bigram"]}))
+    path = tmp_path / "stages/zipf_bigram/params.json"
+    data = json.loads(path.read_text())
+    path.write_text(json.dumps({"zipf": data["zipf_bigram"]}))
     with pytest.raises(ParamsError, match=r"must hold exactly one top-level key, 'zipf_bigram' \(found 'zipf'\)"):
         read_study_file("zipf_bigram", tmp_path)
-    (tmp_path / "stages/zipf_bigram/params.yaml").unlink()
-    with pytest.raises(ParamsError, match="stages/zipf_bigram/params.yaml: params file of study 'zipf_bigram' not found"):
+    (tmp_path / "stages/zipf_bigram/params.json").unlink()
+    with pytest.raises(ParamsError, match="stages/zipf_bigram/params.json: params file of study 'zipf_bigram' not found"):
         read_params(tmp_path, studies=["zipf_bigram"])
+
+
+def test_dump_params_is_json_that_keeps_short_lists_on_one_line(tmp_path):
+    """A params file as dump_params writes it parses back to the same data, key order kept; a
+    list or mapping that fits in the width stays on its line, a longer one is split."""
+    from stages.common.params import dump_params, write_params_file
+
+    data = {"s": {"smoke": {"alphas": [0.5, 1.0, 2.0], "grid": {"lo": 0.0625, "size": 25}},
+                  "long": list(range(40)), "empty": {}, "name": "x"}}
+    text = dump_params(data)
+    assert json.loads(text) == data and list(json.loads(text)["s"]) == ["smoke", "long", "empty", "name"]
+    assert '"alphas": [0.5, 1.0, 2.0],' in text and '"grid": {"lo": 0.0625, "size": 25}' in text
+    assert '"long": [\n' in text and max(len(line) for line in text.splitlines()) <= 100
+    assert dump_params({"a": 1}) == '{"a": 1}'
+    write_params_file(tmp_path / "p.json", data)
+    write_params_file(tmp_path / "p.yaml", data)
+    assert read_params_file(tmp_path / "p.json") == data == read_params_file(tmp_path / "p.yaml")
 
 
 def test_params_files_are_found_for_studies_and_the_corpora():
     from stages.common.params import params_file, study_params_files
 
     files = study_params_files(REPO)
-    assert files["zipf_bigram"] == REPO / "stages/zipf_bigram/params.yaml"
-    assert files["corpora"] == REPO / "stages/common/corpora/params.yaml"
+    assert files["zipf_bigram"] == REPO / "stages/zipf_bigram/params.json"
+    assert files["corpora"] == REPO / "stages/common/corpora/params.json"
     assert params_file("corpora", REPO) == files["corpora"]
     assert "common" not in files
     top = yaml.safe_load((REPO / "params.yaml").read_text())
     assert set(top) == {"common"}, "params.yaml holds only `common`; studies keep theirs beside their code"
 
 
+def test_validate_format_lays_out_a_file_dvc_wrote_on_one_line(tmp_path, sub_env, python_exe):
+    """`dvc exp run -S` rewrites a study's params file on one line (json.dump); `claimbench
+    validate --format` lays it out again with the same values, and leaves the others alone."""
+    code_copy(tmp_path)
+    path = tmp_path / "stages/nac_b/params.json"
+    laid_out, data = path.read_text(), json.loads(path.read_text())
+    path.write_text(json.dumps(data))
+    other = (tmp_path / "stages/zipf_bigram/params.json").stat().st_mtime_ns
+    res = subprocess.run([python_exe, "-m", "stages.common.cli", "validate", "--format"], cwd=tmp_path,
+                         env=sub_env(), capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert "formatted: " in res.stdout and res.stdout.count("formatted: ") == 1
+    assert path.read_text() == laid_out and json.loads(path.read_text()) == data
+    assert (tmp_path / "stages/zipf_bigram/params.json").stat().st_mtime_ns == other
+
+
 def test_error_names_the_file_the_key_is_in(params_copy):
     params_copy["zipf_bigram"]["default"]["prepare"]["alphas"] = [-1.0]
     with pytest.raises(ParamsError) as info:
         load_study("zipf_bigram", ZipfParams, params_copy)
-    assert str(info.value).startswith("invalid parameters in stages/zipf_bigram/params.yaml:")
+    assert str(info.value).startswith("invalid parameters in stages/zipf_bigram/params.json:")
     params_copy["common"]["seed"] = -1
     with pytest.raises(ParamsError, match="invalid parameters in params.yaml:"):
         load_study("zipf_bigram", ZipfParams, params_copy)

@@ -58,7 +58,7 @@ def test_new_study_runs_its_chain_and_the_ledger_shows_it_not_run(tmp_path):
     root = copy_checkout(REPO, tmp_path / "repo", profile="smoke", only=[])
     run = [sys.executable, "-m", "stages.common.cli"]
     out = sh([*run, "new-study", "demo_study", "--title", "a demo"], root).stdout
-    for rel in ("stages/demo_study/params.yaml", "stages/demo_study/claims.yaml", "stages/demo_study/README.md",
+    for rel in ("stages/demo_study/params.json", "stages/demo_study/claims.yaml", "stages/demo_study/README.md",
                 "stages/demo_study/dvc.yaml", "stages/demo_study/paths.py",
                 "tests/demo_study/test_params.py", "tests/demo_study/test_determinism.py"):
         assert f"wrote {rel}" in out and (root / rel).is_file()

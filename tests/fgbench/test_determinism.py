@@ -2,11 +2,10 @@
 the same outputs; `source: hub` on the committed fixture runs the same stages (a fresh copy)."""
 from __future__ import annotations
 
-import re
 
 import pytest
 
-from tests.common.conftest import run_chain
+from tests.common.conftest import run_chain, set_params
 
 from .conftest import FIXTURE, REPO
 
@@ -36,13 +35,7 @@ def test_hub_source_on_the_fixture(tmp_path, stage_env, python_exe):
     from stages.common.checkout import copy_checkout
 
     root = copy_checkout(REPO, tmp_path / "repo", profile="smoke")
-    params = root / "stages/fgbench/params.yaml"
-    text = params.read_text()
-    smoke = text.index("fgbench:\n")
-    head, tail = text[:smoke], text[smoke:]
-    tail = re.sub(r"(?m)^(\s+source: )local$", r"\g<1>hub", tail, count=1)   # the smoke profile's
-    tail = re.sub(r"hub_name: \S+", f"hub_name: {FIXTURE}", tail, count=1)
-    params.write_text(head + tail)
+    set_params(root, {"fgbench.smoke.prepare.source": "hub", "fgbench.smoke.prepare.hub_name": FIXTURE})
     out = _chain(root, stage_env, python_exe)
     assert out["prepare"]["source"] == "hub"
     assert out["prepare"]["questions"] == {"train": 18, "test": 9}

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-VOLATILE = ("reports/jsp_multipolicy/prepare.json", "reports/jsp_multipolicy/train.json")   # timings
+# timings, and an MLflow model's MLmodel (when it was saved, a random id, the scratch paths of its artifacts)
+VOLATILE = ("reports/jsp_multipolicy/prepare.json", "reports/jsp_multipolicy/train.json",
+            "data/jsp_multipolicy/mlflow/single/MLmodel", "data/jsp_multipolicy/mlflow/multi/MLmodel")
 
 
 @pytest.mark.study

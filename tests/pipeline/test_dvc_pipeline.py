@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from .conftest import set_yaml_line, sh, stage_names, stale
+from .conftest import set_line, sh, stage_names, stale
 
 pytestmark = pytest.mark.pipeline
 
@@ -51,7 +51,7 @@ def test_dvc_repro_smoke(smoke_built, built_copy):
     assert "are up to date" in sh(["dvc", "status"], repo_copy).stdout
 
     # changing one evaluate param re-runs only what depends on it
-    set_yaml_line(repo_copy / "stages/zipf_bigram/params.yaml", "fit_min_log2_d: 7", "fit_min_log2_d: 8")
+    set_line(repo_copy / "stages/zipf_bigram/params.json", "\"fit_min_log2_d\": 7", "\"fit_min_log2_d\": 8")
     out = sh(["dvc", "repro"], repo_copy).stdout
     assert ran_stages(out) == ["zipf_bigram-evaluate", "ledger"]
 
@@ -83,12 +83,36 @@ def test_dvc_repro_smoke(smoke_built, built_copy):
     assert len(c.get_metric_history(tr.info.run_id, "realtext.relerr.gd")) > 10
 
 
+def test_exp_run_set_param_and_params_diff(built_copy):
+    """The README's commands on a study's JSON params file: `dvc exp run -S FILE:KEY=VALUE` sets one
+    value and re-runs only its stage and the ledger, `dvc params diff` names the change, and a
+    profile switch is seen as a change of every stage's `common` and a new section of its params."""
+    from stages.common.dvcfile import load_stages
+
+    repo = built_copy
+    sh(["git", "add", "-A"], repo)
+    sh(["git", "commit", "-qm", "built"], repo)
+    key = "zipf_bigram.smoke.evaluate.fit_min_log2_d"
+    out = sh(["dvc", "exp", "run", "-S", f"stages/zipf_bigram/params.json:{key}=8"], repo).stdout
+    assert ran_stages(out) == ["zipf_bigram-evaluate", "ledger"]
+    data = json.loads((repo / "stages/zipf_bigram/params.json").read_text())
+    assert data["zipf_bigram"]["smoke"]["evaluate"]["fit_min_log2_d"] == 8
+    diff = sh(["dvc", "params", "diff", "--md"], repo).stdout
+    row = [line for line in diff.splitlines() if key in line]
+    assert row and row[0].replace(" ", "").endswith("|7|8|"), diff
+    sh(["git", "checkout", "--", "."], repo)
+    set_line(repo / "params.yaml", "profile: smoke", "profile: default")        # what -S common.profile=default writes
+    status = sh(["dvc", "status"], repo).stdout
+    assert "stages/zipf_bigram/params.json:\n\t\t\tnew:                zipf_bigram.default.prepare" in status, status
+    assert stale(repo) == set(load_stages(repo)), status
+
+
 def test_bad_param_stops_before_compute(built_copy):
     repo_copy = built_copy
     assert ran_stages(sh(["dvc", "repro"], repo_copy).stdout) == []
     lock_before = (repo_copy / "dvc.lock").read_text()
     metrics_before = (repo_copy / "reports/zipf_bigram/metrics.json").read_text()
-    set_yaml_line(repo_copy / "stages/zipf_bigram/params.yaml", "alphas: [0.5, 1.0, 2.0]", "alphas: [-0.5, 1.0, 2.0]")
+    set_line(repo_copy / "stages/zipf_bigram/params.json", "\"alphas\": [0.5, 1.0, 2.0]", "\"alphas\": [-0.5, 1.0, 2.0]")
     proc = sh(["dvc", "repro"], repo_copy, check=False)
     assert proc.returncode != 0
     err = proc.stdout + proc.stderr

@@ -1,4 +1,4 @@
-"""w2v_quartic params: every profile of params.yaml validates; a bad value names the key, the
+"""w2v_quartic params: every profile of params.json validates; a bad value names the key, the
 value and what is allowed; the stage exits with status 2 before any compute."""
 from __future__ import annotations
 

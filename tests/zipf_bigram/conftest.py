@@ -4,7 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import yaml
+import json
 
 from stages.zipf_bigram.model import SignTuning
 
@@ -13,7 +13,6 @@ REPO = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="session")
 def tuning() -> SignTuning:
-    """The sign-descent step grid of the default profile of params.yaml."""
-    with open(REPO / "stages/zipf_bigram/params.yaml") as fh:
-        g = yaml.safe_load(fh)["zipf_bigram"]["default"]["train"]["sign_grid"]
+    """The sign-descent step grid of the default profile of stages/zipf_bigram/params.json."""
+    g = json.loads((REPO / "stages/zipf_bigram/params.json").read_text())["zipf_bigram"]["default"]["train"]["sign_grid"]
     return SignTuning(g["lo"], g["hi"], g["size"], g["budget_ratio"])

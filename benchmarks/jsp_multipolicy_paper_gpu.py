@@ -1,0 +1,119 @@
+"""jsp_multipolicy at the paper profile's training sizes on one GPU, for a lent machine without the
+pipeline's stack (imports torch, numpy and the study's pure modules; OR-Tools only in
+spawned CP-SAT workers). Trains the single (SLIM) and the K-policy network for at most
+--max-seconds each, solves the test shops with CP-SAT meanwhile (one worker process per core),
+then prints steps/s, gaps to CP-SAT and the must check's figure (10x10: multi - single mean gap,
+paired t-interval) and writes them to --out (JSON).
+
+    python benchmarks/jsp_multipolicy_paper_gpu.py --device cuda --out paper_gpu.json
+    python benchmarks/jsp_multipolicy_paper_gpu.py --tiny --device cpu --out /tmp/t.json   # seconds, CPU
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import multiprocessing as mp
+import os
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from stages.jsp_multipolicy.jsp import RULES, cpsat_solve, random_instances, rule_makespans  # noqa: E402
+from stages.jsp_multipolicy.policy import best_of, train_policy  # noqa: E402
+
+SHAPES = {"g10": (10, 10, "jssp"), "g15": (15, 15, "jssp"), "flow": (10, 10, "flow")}   # as prepare.py
+TINY = {"train": {"steps": 3, "instances": 2, "samples": 8, "n_jobs": 6, "n_machines": 6, "hidden": 16, "lr": 1e-3,
+                  "n_policies": 4, "tau": 0.02}, "evaluate": {"samples": 8, "ci_level": 0.95}}
+
+
+def t_interval(v, level):
+    """Mean and Student-t interval (as stages.common.stats.t_interval, without scipy: the t
+    quantile by bisection on the numerically integrated density)."""
+    import numpy as np
+
+    n = len(v)
+    mean, sem = float(np.mean(v)), float(np.std(v, ddof=1) / math.sqrt(n))
+    df = n - 1
+    x = np.linspace(0, 60, 600_001)
+    pdf = np.exp(math.lgamma((df + 1) / 2) - math.lgamma(df / 2) - 0.5 * math.log(df * math.pi)
+                 - (df + 1) / 2 * np.log1p(x * x / df))
+    cdf = 0.5 + np.concatenate([[0], np.cumsum((pdf[1:] + pdf[:-1]) / 2 * (x[1] - x[0]))])
+    q = float(np.interp(0.5 + level / 2, cdf, x))
+    return {"mean": mean, "low": mean - q * sem, "high": mean + q * sem, "n": n}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--device", default="cuda")
+    ap.add_argument("--max-seconds", type=float, default=150.0, help="training wall time per network")
+    ap.add_argument("--n-test", type=int, default=64, help="test shops per set (the paper profile has 100)")
+    ap.add_argument("--cpsat-cap", type=float, default=5.0, help="cap on the profile's CP-SAT deterministic limits")
+    ap.add_argument("--workers", type=int, default=max(1, (os.cpu_count() or 2) - 2))
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--tiny", action="store_true", help="tiny sizes (a few seconds on CPU), for the test")
+    ap.add_argument("--out", required=True)
+    a = ap.parse_args()
+    import numpy as np
+    import torch
+
+    torch.set_num_threads(1)
+    prof = json.loads((ROOT / "stages/jsp_multipolicy/params.json").read_text())["jsp_multipolicy"]["paper"]
+    if a.tiny:
+        prof = {**prof, **TINY}
+        a.n_test, a.cpsat_cap, a.workers = 3, 0.02, min(a.workers, 2)
+    tr, ev, pr = prof["train"], prof["evaluate"], prof["prepare"]
+    limits = {"g10": pr["cpsat_limit_10"], "g15": pr["cpsat_limit_15"], "flow": pr["cpsat_limit_flow"]}
+    tests, items = {}, []
+    for i, (key, (nj, nm, kind)) in enumerate(SHAPES.items()):
+        tests[key] = random_instances(a.n_test, nj, nm, np.random.default_rng([a.seed, 0, i]), kind)
+        items += [(M.tolist(), D.tolist(), min(limits[key], a.cpsat_cap)) for M, D in zip(*tests[key])]
+    t0 = time.perf_counter()
+    pool = mp.get_context("spawn").Pool(a.workers)
+    pending = pool.map_async(cpsat_solve, items, chunksize=1)       # CP-SAT on the CPUs while the GPU trains
+    out = {"device": a.device, "gpu": torch.cuda.get_device_name() if a.device.startswith("cuda") else None,
+           "torch": torch.__version__, "tiny": a.tiny, "seed": a.seed, "train": tr, "evaluate": ev,
+           "n_test": a.n_test, "max_seconds": a.max_seconds, "methods": {}, "sets": {}}
+    kw = {k: tr[k] for k in ("steps", "instances", "samples", "n_jobs", "n_machines", "hidden", "lr")}
+    nets = {}
+    for name, K, tau in (("single", 1, 1.0), ("multi", tr["n_policies"], tr["tau"])):
+        w0 = time.perf_counter()
+        nets[name], hist = train_policy(K, tau=tau, seed=a.seed, kind="jssp", device=a.device,
+                                        max_seconds=a.max_seconds, log_every=50, **kw)
+        if a.device.startswith("cuda"):
+            torch.cuda.synchronize()
+        wall, steps = time.perf_counter() - w0, hist[-1]["step"] + 1
+        out["methods"][name] = {"steps": steps, "wall_s": wall, "steps_per_s": steps / wall,
+                                "first_best_makespan": hist[0]["best_makespan"],
+                                "last_best_makespan": hist[-1]["best_makespan"]}
+        print(f"{name}: {steps} steps in {wall:.1f} s = {steps / wall:.2f} steps/s on {a.device}; train best "
+              f"makespan {hist[0]['best_makespan']:.0f} -> {hist[-1]['best_makespan']:.0f}", flush=True)
+    solved = pending.get()
+    pool.close()
+    out["cpsat_wall_s"] = time.perf_counter() - t0
+    for i, (key, (M, D)) in enumerate(tests.items()):
+        res = solved[i * a.n_test:(i + 1) * a.n_test]
+        ref = np.array([r["makespan"] for r in res], dtype=float)
+        gaps = {name: 100 * (best_of(net, M, D, ev["samples"], seed=a.seed * 1000 + i, chunk=64)[0] / ref - 1)
+                for name, net in nets.items()}
+        gaps |= {r: 100 * (rule_makespans(M, D, r) / ref - 1) for r in RULES}
+        ci = t_interval(gaps["multi"] - gaps["single"], ev["ci_level"])
+        out["sets"][key] = {"gap_mean": {k: float(g.mean()) for k, g in gaps.items()}, "multi_minus_single": ci,
+                            "cpsat_optimal_fraction": float(np.mean([r["optimal"] for r in res])),
+                            "cpsat_limit": min(limits[key], a.cpsat_cap)}
+        print(f"{key}: single {gaps['single'].mean():.2f}%  multi {gaps['multi'].mean():.2f}%  "
+              f"best rule {min(gaps[r].mean() for r in RULES):.2f}%  multi-single {ci['mean']:+.2f} "
+              f"[{ci['low']:+.2f}, {ci['high']:+.2f}]  (CP-SAT proved "
+              f"{out['sets'][key]['cpsat_optimal_fraction']:.0%} optimal)", flush=True)
+    must = out["sets"]["g10"]["multi_minus_single"]
+    out["must_multi_beats_single_10x10"] = {**must, "holds": must["high"] < 0}
+    print(f"must multi < single on 10x10: {must['mean']:+.2f} [{must['low']:+.2f}, {must['high']:+.2f}] -> "
+          f"{'holds' if must['high'] < 0 else 'fails'}; total {time.perf_counter() - t0:.0f} s", flush=True)
+    Path(a.out).write_text(json.dumps(out, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,99 @@
+"""Saving and loading the trained networks: ``models.pt`` (both, byte-deterministic) and one
+MLflow pyfunc folder per network (pyfunc.py), and the solver behind the pyfunc's predict."""
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+
+def to_bytes(obj) -> bytes:
+    """``torch.save`` through a buffer: the archive is named after the file torch writes to, so a
+    (random) temp file name would make the bytes differ run to run."""
+    import torch
+
+    buf = io.BytesIO()
+    torch.save(obj, buf)
+    return buf.getvalue()
+
+
+def entry(net) -> dict:
+    """A network as models.pt holds it: its state dict (moved to CPU first: the state dict's own
+    type and metadata are pickled too) and sizes."""
+    return {"state": net.cpu().state_dict(), "n_policies": net.n_policies, "hidden": net.hidden}
+
+
+def load_nets(path, device="cpu") -> dict:
+    """{name: net} from models.pt (or one network's weights.pt), loaded with weights_only."""
+    import torch
+
+    from .policy import build_net
+
+    nets = {}
+    for name, s in torch.load(path, map_location="cpu", weights_only=True).items():
+        nets[name] = build_net(s["n_policies"], s["hidden"])
+        nets[name].load_state_dict(s["state"])
+        nets[name].to(device)
+    return nets
+
+
+def save_mlflow(target, models: dict, samples: int) -> None:
+    """One MLflow pyfunc folder per network, ``target/<name>`` (atomically): its ``weights.pt``
+    (``{name: entry}``), ``config.json`` (its name and the default sampling budget) and pyfunc.py
+    (MLflow "models from code", nothing pickled)."""
+    import os
+    import tempfile
+    from importlib.metadata import version
+
+    from stages.common.io import atomic_dir
+
+    os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
+    import mlflow.pyfunc
+    from mlflow.models import ModelSignature
+    from mlflow.types import ParamSchema, ParamSpec
+
+    sig = ModelSignature(inputs=None, params=ParamSchema([ParamSpec("samples", "long", samples),
+                                                          ParamSpec("seed", "long", 0)]))
+    code = str(Path(__file__).with_name("pyfunc.py"))
+    reqs = [f"torch=={version('torch')}", f"numpy=={version('numpy')}", f"pandas=={version('pandas')}"]
+    with tempfile.TemporaryDirectory() as scratch, atomic_dir(target) as tmp:
+        for name, e in sorted(models.items()):
+            w, c = Path(scratch) / f"{name}.pt", Path(scratch) / f"{name}.json"
+            w.write_bytes(to_bytes({name: e}))
+            c.write_text(json.dumps({"name": name, "samples": samples}, sort_keys=True, indent=1))
+            mlflow.pyfunc.save_model(str(tmp / name), python_model=code,
+                                     artifacts={"weights": str(w), "config": str(c)}, pip_requirements=reqs,
+                                     signature=sig)
+
+
+def solve_frame(net, frame, samples: int, seed: int):
+    """The pyfunc's predict: ``frame`` has the columns ``machines`` and ``durations`` (each row an
+    (n_jobs, n_machines) nested list: job j's k-th operation runs on machine machines[j][k] for
+    durations[j][k]). Rows of one shape are solved together, in order, as the evaluate stage does
+    (best of ``samples`` sampled dispatch sequences, seed ``seed``). Returns a DataFrame: makespan,
+    sequence (the dispatch sequence: job ids) and start (start times, (n_jobs, n_machines))."""
+    import numpy as np
+    import pandas as pd
+
+    from .jsp import schedule
+    from .policy import sample_best
+
+    missing = {"machines", "durations"} - set(frame.columns)
+    if missing:
+        raise ValueError(f"jsp_multipolicy: the input needs the columns machines and durations; "
+                         f"missing {sorted(missing)}")
+    M = [np.asarray(m, dtype=np.int64) for m in frame["machines"]]
+    D = [np.asarray(d, dtype=np.int64) for d in frame["durations"]]
+    for i, (m, d) in enumerate(zip(M, D)):
+        if m.ndim != 2 or m.shape != d.shape or sorted(m[0]) != list(range(m.shape[1])) or (d < 1).any() or any(
+                sorted(r) != list(range(m.shape[1])) for r in m):
+            raise ValueError(f"jsp_multipolicy: row {i}: machines must be (n_jobs, n_machines), each job's row a "
+                             f"permutation of 0..n_machines-1, and durations positive of the same shape")
+    out = [None] * len(M)
+    for shape in dict.fromkeys(m.shape for m in M):
+        idx = [i for i, m in enumerate(M) if m.shape == shape]
+        _, seqs = sample_best(net, np.stack([M[i] for i in idx]), np.stack([D[i] for i in idx]), samples, seed)
+        for i, seq in zip(idx, seqs):
+            start, ms = schedule(M[i], D[i], seq)
+            out[i] = {"makespan": ms, "sequence": seq.tolist(), "start": start.tolist()}
+    return pd.DataFrame(out, columns=["makespan", "sequence", "start"])

@@ -1,0 +1,28 @@
+"""benchmarks/jsp_multipolicy_paper_gpu.py, the script for a lent GPU machine, runs here on CPU
+with --tiny in a process where the pipeline's stack (mlflow, pydantic, dvc, prefect, scipy,
+stages.common) cannot be imported, as on that machine, and writes the figures it prints."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "jsp_multipolicy_paper_gpu.py"
+BLOCK = ("mlflow", "pydantic", "dvc", "prefect", "scipy", "highspy", "ortools", "stages.common")
+
+
+def test_paper_gpu_script_runs_tiny_on_cpu_without_the_stack(tmp_path):
+    out = tmp_path / "out.json"
+    code = ("import runpy, sys\n"
+            f"for m in {BLOCK!r}: sys.modules[m] = None\n"
+            f"sys.argv = ['x', '--tiny', '--device', 'cpu', '--out', {str(out)!r}]\n"
+            f"runpy.run_path({str(SCRIPT)!r}, run_name='__main__')\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "must multi < single on 10x10:" in proc.stdout
+    r = json.loads(out.read_text())
+    assert set(r["methods"]) == {"single", "multi"} and r["methods"]["multi"]["steps"] == 3
+    assert set(r["sets"]) == {"g10", "g15", "flow"} and r["sets"]["g10"]["multi_minus_single"]["n"] == 3
+    must = r["must_multi_beats_single_10x10"]
+    assert must["low"] <= must["mean"] <= must["high"] and must["holds"] == (must["high"] < 0)
