@@ -60,20 +60,27 @@ _TORCH_CAP: int | None = None
 
 
 class _CapTorchOnImport(importlib.abc.MetaPathFinder):
-    """A one-shot import hook: finds torch the usual way, and caps its threads once it has
-    loaded, before the importer gets it."""
+    """An import hook for torch: finds it the usual way, and caps its threads once it has loaded,
+    before the importer gets it. It stays in place until torch has actually loaded, since a mere
+    probe (``importlib.util.find_spec("torch")``, which ``datasets`` runs when it is imported) also
+    asks the finders, and each spec gets a loader of its own."""
 
     def find_spec(self, name, path=None, target=None):
         if name != "torch":
             return None
-        sys.meta_path.remove(self)
-        spec = importlib.util.find_spec("torch")
+        sys.meta_path.remove(self)                 # the real finders, not this one again
+        try:
+            spec = importlib.util.find_spec("torch")
+        finally:
+            sys.meta_path.insert(0, self)
         if spec is None or spec.loader is None:  # pragma: no cover - torch is a dependency
             return spec
         run_module = spec.loader.exec_module
 
         def exec_module(module):
             run_module(module)
+            if self in sys.meta_path:
+                sys.meta_path.remove(self)
             if _TORCH_CAP is not None:
                 module.set_num_threads(_TORCH_CAP)
 

@@ -45,6 +45,8 @@ def test_a_stage_that_never_uses_torch_does_not_import_it_and_a_later_import_is_
     code = (
         "import sys; from stages.common.device import limit_threads\n"
         "limit_threads(default=1); assert 'torch' not in sys.modules\n"
+        "import importlib.util; assert importlib.util.find_spec('torch')   # a probe, as datasets makes\n"
+        "import datasets  # noqa\n"
         "import torch; print(torch.get_num_threads())\n"
     )
     env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS")}
