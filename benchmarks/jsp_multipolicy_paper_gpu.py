@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import multiprocessing as mp
 import os
 import sys
@@ -24,26 +23,11 @@ sys.path.insert(0, str(ROOT))
 
 from stages.jsp_multipolicy.jsp import RULES, cpsat_solve, random_instances, rule_makespans  # noqa: E402
 from stages.jsp_multipolicy.policy import best_of, train_policy  # noqa: E402
+from stages.common.stats import t_interval  # noqa: E402  (numpy and scipy only, both on the GPU image)
 
 SHAPES = {"g10": (10, 10, "jssp"), "g15": (15, 15, "jssp"), "flow": (10, 10, "flow")}   # as prepare.py
 TINY = {"train": {"steps": 3, "instances": 2, "samples": 8, "n_jobs": 6, "n_machines": 6, "hidden": 16, "lr": 1e-3,
                   "n_policies": 4, "tau": 0.02}, "evaluate": {"samples": 8, "ci_level": 0.95}}
-
-
-def t_interval(v, level):
-    """Mean and Student-t interval (as stages.common.stats.t_interval, without scipy: the t
-    quantile by bisection on the numerically integrated density)."""
-    import numpy as np
-
-    n = len(v)
-    mean, sem = float(np.mean(v)), float(np.std(v, ddof=1) / math.sqrt(n))
-    df = n - 1
-    x = np.linspace(0, 60, 600_001)
-    pdf = np.exp(math.lgamma((df + 1) / 2) - math.lgamma(df / 2) - 0.5 * math.log(df * math.pi)
-                 - (df + 1) / 2 * np.log1p(x * x / df))
-    cdf = 0.5 + np.concatenate([[0], np.cumsum((pdf[1:] + pdf[:-1]) / 2 * (x[1] - x[0]))])
-    q = float(np.interp(0.5 + level / 2, cdf, x))
-    return {"mean": mean, "low": mean - q * sem, "high": mean + q * sem, "n": n}
 
 
 def main() -> None:
