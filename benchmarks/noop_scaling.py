@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
         status = [timed(["dvc", "status"], root, quiet=True)[0] for _ in range(a.repeats)]
         m = statistics.median
         print(f"whole pipeline ({a.profile}): {t_full:.1f} s; dvc.lock files {lock / 1024:.0f} KB in all")
-        n = len(studies_in(root))
+        n = len(have) + len(added)
         budget = 2.0 if n <= 15 else 3.0 if n >= 38 else None      # the two budgets
         verdict = f"   budget {budget:g} s: {'ok' if m(noop) <= budget else 'OVER'}" if budget else ""
         print(f"no-op dvc repro: {m(noop):.2f} s (median of {len(noop)}: {min(noop):.2f}-{max(noop):.2f}){verdict}")
