@@ -138,27 +138,19 @@ def save_mlflow(target, models: dict, scale: dict[str, float], p) -> None:
     weights (``weights.pt``, a state dict per kind), ``config.json`` (sizes, the value scale per
     dataset) and ``stages/fgbench/pyfunc.py`` (MLflow "models from code", nothing pickled)."""
     import json
-    import os
     import tempfile
-    from importlib.metadata import version
     from pathlib import Path
 
     import torch
 
-    from stages.common.io import atomic_dir
+    from stages.common.mlmodel import save_pyfunc
 
-    os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
-    import mlflow.pyfunc
-
-    with tempfile.TemporaryDirectory() as scratch, atomic_dir(target) as tmp:
+    with tempfile.TemporaryDirectory() as scratch:
         weights, config = Path(scratch) / "weights.pt", Path(scratch) / "config.json"
         torch.save({k: m.state_dict() for k, m in sorted(models.items())}, weights)
         config.write_text(json.dumps({"buckets": p.buckets, "dim": p.dim, "max_tokens": p.max_tokens,
                                       "kinds": sorted(models), "scale": scale}, sort_keys=True, indent=1))
-        tmp.rmdir()                                   # save_model wants a folder that does not exist
-        mlflow.pyfunc.save_model(str(tmp), python_model=str(Path(__file__).with_name("pyfunc.py")),
-                                 artifacts={"weights": str(weights), "config": str(config)},
-                                 pip_requirements=[f"torch=={version('torch')}", f"numpy=={version('numpy')}"])
+        save_pyfunc(target, Path(__file__).with_name("pyfunc.py"), {"weights": weights, "config": config})
 
 
 def load_mlflow(weights: str, config: str) -> tuple[dict, dict]:

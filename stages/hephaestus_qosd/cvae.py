@@ -8,8 +8,6 @@ gate pi_k(c); the loss is the negative mixture bound -log sum_k pi_k(c) exp(ELBO
 """
 from __future__ import annotations
 
-import contextlib
-
 import numpy as np
 
 from .qosd import COSTS, Instance, distances, repair, st_distance
@@ -197,44 +195,19 @@ def save_mlflow(target, model, p) -> None:
     """Write the mixture as an MLflow pyfunc model folder at ``target`` (atomically): the weights
     (``weights.pt``, a state dict), ``config.json`` (sizes) and ``pyfunc.py`` (models from code)."""
     import json
-    import os
     import tempfile
-    from importlib.metadata import version
     from pathlib import Path
 
     import torch
 
-    from stages.common.io import atomic_dir
+    from stages.common.mlmodel import save_pyfunc
 
-    os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
-    import mlflow.pyfunc
-
-    with tempfile.TemporaryDirectory() as scratch, atomic_dir(target) as tmp:
+    with tempfile.TemporaryDirectory() as scratch:
         weights, config = Path(scratch) / "weights.pt", Path(scratch) / "config.json"
         torch.save(model.state_dict(), weights)
         config.write_text(json.dumps({"n_components": p.n_components, "latent": p.latent, "hidden": p.hidden,
                                       "sigma_x": p.sigma_x, "n_features": N_FEATURES}, sort_keys=True, indent=1))
-        tmp.rmdir()                                   # save_model wants a folder that does not exist
-        with _no_requirement_scan():
-            mlflow.pyfunc.save_model(str(tmp), python_model=str(Path(__file__).with_name("pyfunc.py")),
-                                     artifacts={"weights": str(weights), "config": str(config)},
-                                     pip_requirements=[f"torch=={version('torch')}", f"numpy=={version('numpy')}"])
-
-
-@contextlib.contextmanager
-def _no_requirement_scan():
-    """Skip MLflow's check that the running environment satisfies the model's pip requirements
-    while saving. The requirements are pinned from this very environment (``importlib.metadata``),
-    so the check can only pass; it maps every installed distribution to its modules
-    (``packages_distributions``), about 1.8 s of CPU, the larger half of saving the model."""
-    from mlflow.utils import environment
-
-    check = environment.warn_dependency_requirement_mismatches
-    environment.warn_dependency_requirement_mismatches = lambda requirements: None
-    try:
-        yield
-    finally:
-        environment.warn_dependency_requirement_mismatches = check
+        save_pyfunc(target, Path(__file__).with_name("pyfunc.py"), {"weights": weights, "config": config})
 
 
 def load_weights(weights: str, config: str):

@@ -41,29 +41,24 @@ def save_mlflow(target, models: dict, samples: int) -> None:
     """One MLflow pyfunc folder per network, ``target/<name>`` (atomically): its ``weights.pt``
     (``{name: entry}``), ``config.json`` (its name and the default sampling budget) and pyfunc.py
     (MLflow "models from code", nothing pickled)."""
-    import os
     import tempfile
-    from importlib.metadata import version
 
-    from stages.common.io import atomic_dir
-
-    os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
-    import mlflow.pyfunc
     from mlflow.models import ModelSignature
     from mlflow.types import ParamSchema, ParamSpec
 
+    from stages.common.io import atomic_dir
+    from stages.common.mlmodel import pinned, save_pyfunc
+
     sig = ModelSignature(inputs=None, params=ParamSchema([ParamSpec("samples", "long", samples),
                                                           ParamSpec("seed", "long", 0)]))
-    code = str(Path(__file__).with_name("pyfunc.py"))
-    reqs = [f"torch=={version('torch')}", f"numpy=={version('numpy')}", f"pandas=={version('pandas')}"]
+    code = Path(__file__).with_name("pyfunc.py")
     with tempfile.TemporaryDirectory() as scratch, atomic_dir(target) as tmp:
         for name, e in sorted(models.items()):
             w, c = Path(scratch) / f"{name}.pt", Path(scratch) / f"{name}.json"
             w.write_bytes(to_bytes({name: e}))
             c.write_text(json.dumps({"name": name, "samples": samples}, sort_keys=True, indent=1))
-            mlflow.pyfunc.save_model(str(tmp / name), python_model=code,
-                                     artifacts={"weights": str(w), "config": str(c)}, pip_requirements=reqs,
-                                     signature=sig)
+            save_pyfunc(tmp / name, code, {"weights": w, "config": c},
+                        requirements=pinned("torch", "numpy", "pandas"), signature=sig)
 
 
 def solve_frame(net, frame, samples: int, seed: int):

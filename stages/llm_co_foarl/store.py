@@ -26,19 +26,9 @@ def load_model(weights: str | Path, config: str | Path):
 
 def save_mlflow(target, weights: Path, config: Path) -> None:
     """The FOARL model as an MLflow pyfunc folder at ``target`` (atomically; pyfunc.py)."""
-    import os
-    from importlib.metadata import version
+    from stages.common.mlmodel import save_pyfunc
 
-    from stages.common.io import atomic_dir
-
-    os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
-    import mlflow.pyfunc
-
-    with atomic_dir(target) as tmp:
-        tmp.rmdir()                                   # save_model wants a folder that does not exist
-        mlflow.pyfunc.save_model(str(tmp), python_model=str(Path(__file__).with_name("pyfunc.py")),
-                                 artifacts={"weights": str(weights), "config": str(config)},
-                                 pip_requirements=[f"torch=={version('torch')}", f"numpy=={version('numpy')}"])
+    save_pyfunc(target, Path(__file__).with_name("pyfunc.py"), {"weights": weights, "config": config})
 
 
 def solve_rows(model, rows: list[dict]) -> list[list[int]]:

@@ -332,21 +332,11 @@ def load_weights(folder) -> tuple[dict, dict]:
 def save_mlflow(target, weights_dir) -> None:
     """The student as an MLflow pyfunc model folder at ``target`` (models from code:
     stages/mtl_kd/pyfunc.py; the weights are an artifact, nothing is pickled)."""
-    import os
-    import tempfile
-    from importlib.metadata import version
     from pathlib import Path
 
-    from stages.common.io import atomic_dir
+    from stages.common.mlmodel import save_pyfunc
 
-    os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
-    import mlflow.pyfunc
-
-    with tempfile.TemporaryDirectory(), atomic_dir(target) as tmp:
-        tmp.rmdir()                                   # save_model wants a folder that does not exist
-        mlflow.pyfunc.save_model(str(tmp), python_model=str(Path(__file__).with_name("pyfunc.py")),
-                                 artifacts={"weights": str(weights_dir)},
-                                 pip_requirements=[f"torch=={version('torch')}", f"numpy=={version('numpy')}"])
+    save_pyfunc(target, Path(__file__).with_name("pyfunc.py"), {"weights": weights_dir})
 
 
 def instances_from_frame(df) -> dict:

@@ -227,23 +227,12 @@ def save_mlflow_model(target, checkpoint, code_file=None,
     """An MLflow pyfunc model (models from code: the file ``code_file``, by default M1's
     ``pyfunc.py`` in this folder, + the checkpoint artifact), written atomically to ``target``.
     M1 and M2's seq2seq model (which passes its own ``m2/pyfunc.py``) both use it."""
-    import os
     from pathlib import Path
 
-    os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
-    import mlflow.pyfunc
-
-    from stages.common.io import atomic_dir
+    from stages.common.mlmodel import save_pyfunc
 
     code = Path(code_file) if code_file is not None else Path(__file__).with_name("pyfunc.py")
-    with atomic_dir(target) as tmp:
-        out = Path(tmp) / "model"
-        mlflow.pyfunc.save_model(str(out), python_model=str(code),
-                                 artifacts={"checkpoint": str(checkpoint)},
-                                 pip_requirements=list(requirements))
-        for p in out.iterdir():
-            os.replace(p, Path(tmp) / p.name)
-        out.rmdir()
+    save_pyfunc(target, code, {"checkpoint": checkpoint}, requirements=requirements)
 
 
 def train_lines(ctx, dd, vocab, tp, device, out_dir) -> dict:
