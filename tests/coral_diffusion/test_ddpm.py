@@ -101,3 +101,13 @@ def test_pyfunc_round_trip(tmp_path):
     assert out.shape == (2, 64) and np.allclose(out, want, atol=1e-5)
     with pytest.raises(Exception, match="needs a column 'label'"):
         loaded.predict(pd.DataFrame({"digit": [1]}))
+
+
+def test_supcon_matches_pytorch_metric_learning():
+    """The authors' SupConLoss (pytorch-metric-learning) on L2-normalised rows gives the same loss."""
+    pml = pytest.importorskip("pytorch_metric_learning.losses")
+    g = torch.Generator().manual_seed(0)
+    for _ in range(3):
+        z, y = torch.randn(64, 16, generator=g), torch.randint(0, 6, (64,), generator=g)
+        want = pml.SupConLoss(temperature=0.1)(torch.nn.functional.normalize(z, dim=-1), y).item()
+        assert ddpm.supcon_loss(z, y, 0.1).item() == pytest.approx(want, rel=1e-5)
