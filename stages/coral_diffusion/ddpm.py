@@ -57,7 +57,7 @@ def time_features(t, dim: int):
     import torch
 
     half = dim // 2
-    freqs = torch.exp(-math.log(1000.0) * torch.arange(half, dtype=torch.float32) / half)
+    freqs = torch.exp(-math.log(1000.0) * torch.arange(half, dtype=torch.float32, device=t.device) / half)
     ang = t.float().unsqueeze(-1) * freqs
     return torch.cat([ang.sin(), ang.cos()], dim=-1)
 

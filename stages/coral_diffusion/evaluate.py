@@ -27,7 +27,7 @@ SETS = ("lt", "bal")
 SET_NAMES = {"lt": "long-tailed", "bal": "balanced control"}
 
 
-def evaluate_model(model, d, clf, p, T: int, seed: int) -> tuple[dict, list[dict], "object"]:
+def evaluate_model(model, d, clf, p, T: int, seed: int, device="cpu") -> tuple[dict, list[dict], "object"]:
     """Figures of one model: (summary, per-class rows, generated images (10 * per_class, 64))."""
     import numpy as np
 
@@ -39,7 +39,8 @@ def evaluate_model(model, d, clf, p, T: int, seed: int) -> tuple[dict, list[dict
     overlaps = [knn_overlap(f, d["test_y"], p.tail, p.head, p.k) for f in feats]
     bhatta = [pair_overlap(f, d["test_y"], p.tail, p.head) for f in feats]
     labels = np.repeat(np.arange(10), p.per_class)
-    gen = sample(model, labels, T=T, sample_steps=p.sample_steps, seed=seed + 2)
+    gen = sample(model, labels, T=T, sample_steps=p.sample_steps, seed=seed + 2, device=device)
+    model.cpu()
     w = [clf["w1"], clf["w2"]], [clf["b1"], clf["b2"]]
     pred = digits.classifier_predict(*w, gen)
     real_x = np.concatenate([d["pool_x"], d["test_x"]])
@@ -86,7 +87,7 @@ def main() -> None:
         import numpy as np
         import torch
 
-        from stages.common.device import limit_threads
+        from stages.common.device import limit_threads, select_device
         from stages.common.io import write_json
         from stages.common.plots import new_figure, save_png, write_csv
 
@@ -111,7 +112,7 @@ def main() -> None:
 
         metrics, table, gens = {}, [], {}
         for (name, method), model in models.items():
-            s, rows, gen = evaluate_model(model, d, clf, p, T, ctx.seed)
+            s, rows, gen = evaluate_model(model, d, clf, p, T, ctx.seed, device=select_device(ctx.common.device))
             metrics.setdefault(name, {})[method] = s
             table += [{"data": name, "method": method, **r} for r in rows]
             gens[name, method] = (gen, p.per_class)
