@@ -235,7 +235,8 @@ def init_params(img: torch.Tensor, n: int, gen: torch.Generator) -> dict:
 class Fitter:
     """The parameters, Adam and its moments, and the densification statistics of one fit."""
 
-    def __init__(self, img: np.ndarray, cfg: FitConfig, method: str, seed: int, complexity: str = "wavelet"):
+    def __init__(self, img: np.ndarray, cfg: FitConfig, method: str, seed: int, complexity: str = "wavelet",
+                 device: str | torch.device = "cpu"):
         if method not in ("adc", "cdc"):
             raise ValueError(f"method must be 'adc' or 'cdc', got {method!r}")
         if complexity not in ("wavelet", "shuffled"):
@@ -246,20 +247,24 @@ class Fitter:
         if arr.ndim != 3 or min(arr.shape[:2]) < 4:
             raise ValueError(f"the image must be (h, w) or (h, w, channels) with h, w >= 4, got {arr.shape}")
         self.cfg, self.method = cfg, method
-        self.target = torch.as_tensor(arr)
+        # every random draw is made on the CPU (self.gen), so a fit is the same on any device
+        self.dev = torch.device(device)
+        self.target = torch.as_tensor(arr).to(self.dev)
         self.h, self.w = arr.shape[:2]
-        self.grid = pixel_grid(self.h, self.w)
+        self.grid = pixel_grid(self.h, self.w).to(self.dev)
         self.gen = torch.Generator().manual_seed(seed)
         self.cmap = torch.as_tensor(wavelet_complexity(arr, cfg.wavelet, cfg.wavelet_levels).reshape(-1),
                                     dtype=torch.float32)
         if complexity == "shuffled":       # the ablation: the same values at random pixels
             self.cmap = self.cmap[torch.randperm(self.cmap.numel(), generator=torch.Generator().manual_seed(seed + 1))]
+        self.cmap = self.cmap.to(self.dev)
         n0 = max(4, int(round(cfg.init_fraction * cfg.n_target)))
-        self.params = {k: v.requires_grad_(True) for k, v in init_params(self.target, n0, self.gen).items()}
+        self.params = {k: v.to(self.dev).requires_grad_(True)
+                       for k, v in init_params(self.target.cpu(), n0, self.gen).items()}
         self.lrs = {"mu": cfg.lr_mu, "log_scale": cfg.lr_scale, "theta": cfg.lr_theta,
                     "color": cfg.lr_color, "opacity_logit": cfg.lr_opacity}
         self._new_optimizer()
-        self.grad_accum = torch.zeros(n0)
+        self.grad_accum = torch.zeros(n0, device=self.dev)
         self.denom = 0
         self.history: list[dict] = []
 
@@ -286,7 +291,7 @@ class Fitter:
             self.params[k] = data.requires_grad_(True)
             state[k] = st
         self._new_optimizer(state)
-        self.grad_accum = torch.zeros(len(keep) + n_new)
+        self.grad_accum = torch.zeros(len(keep) + n_new, device=self.dev)
         self.denom = 0
 
     @property
@@ -301,7 +306,7 @@ class Fitter:
         loss = torch.mean((self.render() - self.target) ** 2)
         loss.backward()
         # image-space positional gradient, in units of the image size (like 3DGS's NDC gradient)
-        g = self.params["mu"].grad.detach() * torch.tensor([self.w, self.h], dtype=torch.float32) / 2
+        g = self.params["mu"].grad.detach() * torch.tensor([self.w, self.h], dtype=torch.float32, device=self.dev) / 2
         self.grad_accum += g.norm(dim=1)
         self.denom += 1
         self.opt.step()
@@ -316,28 +321,28 @@ class Fitter:
             n = self.n
             grads = self.grad_accum / max(self.denom, 1)
             opacity = torch.sigmoid(self.params["opacity_logit"].detach())
-            prune = torch.zeros(n, dtype=torch.bool)
-            prune |= opacity < cfg.min_opacity
-            cdc_dens = torch.empty(0, dtype=torch.long)
+            prune = opacity < cfg.min_opacity
+            cdc_dens = torch.empty(0, dtype=torch.long, device=self.dev)
             rank = grads.clone()
             if self.method == "cdc":
                 w = weights({k: v.detach() for k, v in self.params.items()}, self.grid)
                 freq = primitive_complexity(w, self.cmap)
                 dens = knn_density(self.params["mu"].detach())
-                cdc_dens, cdc_prune = consistency_picks(freq, dens, opacity, int(cfg.cdc_densify_fraction * n),
+                cdc_dens, cdc_prune = consistency_picks(freq.cpu(), dens, opacity.cpu(), int(cfg.cdc_densify_fraction * n),
                                                         int(cfg.cdc_prune_fraction * n), self.gen)
+                cdc_dens, cdc_prune = cdc_dens.to(self.dev), cdc_prune.to(self.dev)
                 prune[cdc_prune] = True
                 # the frequency-adaptive threshold as a rank weight: grad / threshold(freq)
                 rank = grads / adaptive_threshold(freq)
             if int(prune.sum()) > n - 4:
                 prune[:] = False
             budget = max(0, n_after - (n - int(prune.sum())))
-            chosen = torch.zeros(n, dtype=torch.bool)
+            chosen = torch.zeros(n, dtype=torch.bool, device=self.dev)
             cdc_dens = cdc_dens[~prune[cdc_dens]][:budget]
             chosen[cdc_dens] = True
             rest = budget - int(chosen.sum())
             if rest > 0:
-                order = torch.argsort(torch.where(chosen | prune, torch.tensor(-1.0), rank), descending=True)
+                order = torch.argsort(torch.where(chosen | prune, torch.tensor(-1.0, device=self.dev), rank), descending=True)
                 chosen[order[:rest]] = True
             chosen &= ~prune
             new, removed = self._children(chosen)
@@ -359,7 +364,7 @@ class Fitter:
         if len(split):
             s = torch.exp(p["log_scale"][split]).repeat(2, 1)
             th = p["theta"][split].repeat(2)
-            z = torch.randn(s.shape, generator=self.gen) * s
+            z = torch.randn(tuple(s.shape), generator=self.gen).to(self.dev) * s
             c, sn = torch.cos(th), torch.sin(th)
             off = torch.stack([c * z[:, 0] - sn * z[:, 1], sn * z[:, 0] + c * z[:, 1]], 1)
             new["mu"].append(p["mu"][split].repeat(2, 1) + off)
@@ -367,7 +372,7 @@ class Fitter:
             new["theta"].append(th)
             new["color"].append(p["color"][split].repeat(2, 1))
             new["opacity_logit"].append(p["opacity_logit"][split].repeat(2))
-        removed = torch.zeros(self.n, dtype=torch.bool)
+        removed = torch.zeros(self.n, dtype=torch.bool, device=self.dev)
         removed[split] = True
         return {k: torch.cat(v, 0) for k, v in new.items()}, removed
 
@@ -384,7 +389,7 @@ class Fitter:
         return losses
 
     def export(self) -> dict[str, np.ndarray]:
-        out = {k: v.detach().numpy().copy() for k, v in self.params.items()}
+        out = {k: v.detach().cpu().numpy().copy() for k, v in self.params.items()}
         out["shape"] = np.array([self.h, self.w, self.target.shape[2]])
         return out
 

@@ -60,12 +60,13 @@ def main() -> None:
         import numpy as np
         from tqdm import tqdm
 
-        from stages.common.device import limit_threads
+        from stages.common.device import limit_threads, select_device
         from stages.common.io import write_json, write_npz
 
         from .splat import Fitter
 
         limit_threads()        # one torch thread: (n x pixels) products this small gain nothing from two
+        device = select_device(ctx.common.device)   # CUDA when present (the paper profile), else CPU
 
         if not ctx.path(IMAGES).exists():
             fail(f"{IMAGES} is missing; run `dvc repro stages/cdc_gs/dvc.yaml:cdc_gs-prepare` first")
@@ -80,12 +81,12 @@ def main() -> None:
             i, ci = names.index(name), p.counts.index(count)
             f = Fitter(imgs[i], fit_config(p, prep, count), "adc" if method == "adc" else "cdc",
                        seed=ctx.seed * 10_000 + i * 100 + ci,              # the same start for every method
-                       complexity="shuffled" if method == ABLATION else "wavelet")
+                       complexity="shuffled" if method == ABLATION else "wavelet", device=device)
             losses = f.fit(progress=lambda: bar.update(1))
             key = f"{name}|{method}|{count}"
             for k, v in f.export().items():
                 fits[f"{key}|{k}"] = v
-            fits[f"{key}|render"] = f.render().detach().numpy()[..., 0]
+            fits[f"{key}|render"] = f.render().detach().cpu().numpy()[..., 0]
             summary[f"{name}/{method}/{count}"] = {"final_loss": losses[-1], "count": f.n,
                             "by_consistency": int(sum(h["by_consistency"] for h in f.history))}
             if count == p.main_count:
@@ -100,6 +101,7 @@ def main() -> None:
         ctx.run.log_model(ctx.path(MODEL), "splats", params={"images": len(names), "count": p.main_count,
                                                              "methods": ",".join(METHODS)})
         write_json(ctx.path(TRAIN_METRICS), {"fits": summary, "steps": p.steps})
+        ctx.run.set_tags({"device": str(device)})
         ctx.run.log_metrics({"fit_cpu_s": fit_s, "steps_per_cpu_s": len(todo) * p.steps / max(fit_s, 1e-9)})
         print(f"  {len(todo)} fits x {p.steps} steps in {fit_s:.1f} CPU s "
               f"({len(todo) * p.steps / max(fit_s, 1e-9):.0f} steps/s)", flush=True)
