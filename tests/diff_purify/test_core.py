@@ -31,6 +31,25 @@ def test_pgd_stays_in_the_ball_and_the_box():
     assert float((adv - x).abs().max()) <= 0.1 + 1e-6 and float(adv.min()) >= 0 and float(adv.max()) <= 1
 
 
+def test_pgd_matches_the_adversarial_robustness_toolbox():
+    """ART's ProjectedGradientDescentPyTorch, no random start: the same sign steps and projections."""
+    pytest.importorskip("art")
+    from art.attacks.evasion import ProjectedGradientDescentPyTorch
+    from art.estimators.classification import PyTorchClassifier
+
+    torch.manual_seed(0)
+    clf = core.Classifier(16).eval()
+    x = torch.rand(20, 64, generator=torch.Generator().manual_seed(6))
+    y = torch.arange(20) % 10
+    ours = core.pgd(clf, x, y, 0.1, 0.0125, 10, random_start=False)
+    est = PyTorchClassifier(model=clf, loss=torch.nn.CrossEntropyLoss(), input_shape=(64,), nb_classes=10,
+                            clip_values=(0.0, 1.0))
+    art = ProjectedGradientDescentPyTorch(est, norm=np.inf, eps=0.1, eps_step=0.0125, max_iter=10,
+                                          num_random_init=0, batch_size=20, verbose=False)
+    theirs = art.generate(x=x.numpy(), y=y.numpy())
+    np.testing.assert_allclose(ours.numpy(), theirs, atol=1e-6)
+
+
 def test_bpda_with_an_identity_purifier_is_plain_pgd():
     torch.manual_seed(0)
     clf = core.Classifier(16).eval()
