@@ -1,0 +1,17 @@
+"""Fixtures of the diff_purify tests."""
+from __future__ import annotations
+
+import pytest
+
+from tests.common.conftest import params_copy, python_exe, real_params, stage_env  # noqa: F401 - shared fixtures
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_torch_thread():
+    """The small MLPs here run far slower on two threads of a shared 2-core machine."""
+    import torch
+
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
