@@ -36,7 +36,8 @@ def main() -> None:
     import torch
     torch.set_num_threads(1)
     from stages.coral_diffusion import ddpm, digits
-    from stages.coral_diffusion.measures import knn_overlap, mean_pairwise_distance, pair_overlap
+    from stages.common.samples import mean_pairwise_distance
+    from stages.coral_diffusion.measures import knn_overlap, pair_overlap
 
     x, y = digits.load()
     head, tail = [0, 1, 2], [7, 8, 9]

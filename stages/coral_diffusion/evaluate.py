@@ -31,9 +31,11 @@ def evaluate_model(model, d, clf, p, T: int, seed: int, device="cpu") -> tuple[d
     """Figures of one model: (summary, per-class rows, generated images (10 * per_class, 64))."""
     import numpy as np
 
+    from stages.common.samples import coverage, frechet_from_features, mean_pairwise_distance
+
     from . import digits
     from .ddpm import bottleneck_features, sample
-    from .measures import coverage, frechet_from_samples, knn_overlap, mean_pairwise_distance, pair_overlap
+    from .measures import knn_overlap, pair_overlap
 
     feats = bottleneck_features(model, d["test_x"], d["test_y"], [p.t_overlap] + p.t_fracs, T=T, seed=seed + 1)
     overlaps = [knn_overlap(f, d["test_y"], p.tail, p.head, p.k) for f in feats]
@@ -51,7 +53,7 @@ def evaluate_model(model, d, clf, p, T: int, seed: int, device="cpu") -> tuple[d
         rows.append({"class": c, "accuracy": float(np.mean(pred[labels == c] == c)),
                      "diversity": mean_pairwise_distance(g) / mean_pairwise_distance(r),
                      "coverage": coverage(r, g, p.coverage_k),
-                     "frechet": frechet_from_samples(digits.classifier_features(*w, g), digits.classifier_features(*w, r))})
+                     "frechet": frechet_from_features(digits.classifier_features(*w, g), digits.classifier_features(*w, r))})
 
     def mean_of(key, classes):
         return float(np.mean([rows[c][key] for c in classes]))

@@ -44,53 +44,6 @@ def knn_overlap(feats: np.ndarray, labels: np.ndarray, tail: list[int], head: li
     return float(np.isin(labels[nn], head).mean())
 
 
-def frechet_distance(mu1, cov1, mu2, cov2) -> float:
-    """||mu1 - mu2||^2 + tr(C1 + C2 - 2 (C1 C2)^{1/2}) (the FID formula), with scipy's sqrtm; the
-    imaginary round-off of sqrtm is dropped."""
-    from scipy import linalg
-
-    mu1, mu2 = np.atleast_1d(mu1).astype(np.float64), np.atleast_1d(mu2).astype(np.float64)
-    cov1, cov2 = np.atleast_2d(cov1).astype(np.float64), np.atleast_2d(cov2).astype(np.float64)
-    if mu1.shape != mu2.shape or cov1.shape != cov2.shape or cov1.shape != (len(mu1), len(mu1)):
-        raise ValueError(f"frechet_distance: shapes differ: mu {mu1.shape} {mu2.shape}, cov {cov1.shape} {cov2.shape}")
-    covmean = linalg.sqrtm(cov1 @ cov2)
-    if not np.isfinite(covmean).all():                      # singular product: nudge, as pytorch-fid does
-        eps = 1e-6 * np.eye(len(mu1))
-        covmean = linalg.sqrtm((cov1 + eps) @ (cov2 + eps))
-    covmean = np.real(covmean)
-    diff = mu1 - mu2
-    return float(diff @ diff + np.trace(cov1) + np.trace(cov2) - 2 * np.trace(covmean))
-
-
-def frechet_from_samples(a: np.ndarray, b: np.ndarray) -> float:
-    """Fréchet distance between Gaussians fitted (mean, covariance) to the rows of ``a`` and ``b``."""
-    if len(a) < 2 or len(b) < 2:
-        raise ValueError(f"frechet_from_samples: need >= 2 rows each, got {len(a)} and {len(b)}")
-    return frechet_distance(a.mean(0), np.cov(a, rowvar=False), b.mean(0), np.cov(b, rowvar=False))
-
-
-def mean_pairwise_distance(x: np.ndarray) -> float:
-    """Mean Euclidean distance over distinct pairs of rows of ``x`` (diversity)."""
-    from scipy.spatial.distance import pdist
-
-    if len(x) < 2:
-        raise ValueError(f"mean_pairwise_distance: need >= 2 rows, got {len(x)}")
-    return float(pdist(np.asarray(x, dtype=np.float64)).mean())
-
-
-def coverage(real: np.ndarray, fake: np.ndarray, k: int) -> float:
-    """Coverage (Naeem et al. 2020): the fraction of real points whose k-NN ball (radius = distance
-    to their k-th nearest real neighbour) contains at least one generated point."""
-    from scipy.spatial.distance import cdist
-
-    if not 1 <= k < len(real):
-        raise ValueError(f"coverage: k must be in 1..{len(real) - 1}, got {k}")
-    rr = cdist(real, real)
-    np.fill_diagonal(rr, np.inf)
-    radius = np.sort(rr, axis=1)[:, k - 1]
-    return float((cdist(real, fake).min(1) <= radius).mean())
-
-
 def bhattacharyya_1d(m1: float, v1: float, m2: float, v2: float) -> float:
     """Bhattacharyya coefficient of N(m1, v1) and N(m2, v2): exp(-D_B) with
     D_B = (m1 - m2)^2 / (4 (v1 + v2)) + ln((v1 + v2) / (2 sqrt(v1 v2))) / 2; 1 for equal Gaussians."""

@@ -185,29 +185,6 @@ def bpda_eot(classifier, purifier, x, y, eps: float, alpha: float, steps: int, e
     return x_adv, fooled
 
 
-def frechet_distance(mu1, cov1, mu2, cov2) -> float:
-    """||mu1 - mu2||^2 + tr(C1 + C2 - 2 (C1 C2)^{1/2}) (scipy.linalg.sqrtm; the imaginary part of
-    round-off dropped)."""
-    import numpy as np
-    from scipy import linalg
-
-    mu1, mu2 = np.atleast_1d(mu1), np.atleast_1d(mu2)
-    cov1, cov2 = np.atleast_2d(cov1), np.atleast_2d(cov2)
-    if mu1.shape != mu2.shape or cov1.shape != cov2.shape or cov1.shape[0] != mu1.shape[0]:
-        raise ValueError(f"frechet_distance: shapes differ: {mu1.shape}, {mu2.shape}, {cov1.shape}, {cov2.shape}")
-    covmean = linalg.sqrtm(cov1 @ cov2)
-    covmean = np.real(covmean)
-    return float(np.sum((mu1 - mu2) ** 2) + np.trace(cov1 + cov2 - 2 * covmean))
-
-
-def feature_frechet(features_a, features_b) -> float:
-    """Fréchet distance between Gaussians fitted to two feature sets (rows = samples)."""
-    import numpy as np
-
-    a, b = np.asarray(features_a, dtype=np.float64), np.asarray(features_b, dtype=np.float64)
-    return frechet_distance(a.mean(0), np.cov(a, rowvar=False), b.mean(0), np.cov(b, rowvar=False))
-
-
 def load_weights(path):
     """(nets, config) from a weights file written by the train stage: ``nets`` maps classifier,
     prior, pert (and pert_noise when trained) to models in eval mode."""

@@ -78,8 +78,9 @@ def main() -> None:
         from stages.common.device import limit_threads
         from stages.common.io import write_json
         from stages.common.plots import new_figure, save_png, write_csv
+        from stages.common.samples import frechet_from_features
 
-        from .core import bpda_eot, defended_logits, feature_frechet, load_weights, pgd
+        from .core import bpda_eot, defended_logits, load_weights, pgd
 
         limit_threads()
         for rel, step in ((DIGITS, "prepare"), (WEIGHTS, "train")):
@@ -146,7 +147,7 @@ def main() -> None:
             purified = {"adversarial": adv_main, "prior_purified": defences["prior"](adv_main),
                         "aaopt_purified": defences["aaopt"](adv_main), "prior_purified_clean": defences["prior"](x),
                         "aaopt_purified_clean": defences["aaopt"](x)}
-            metrics["frechet_hidden"] = {k: feature_frechet(ref, feats(v).numpy()) for k, v in purified.items()}
+            metrics["frechet_hidden"] = {k: frechet_from_features(ref, feats(v).numpy()) for k, v in purified.items()}
         ctx.run.log_metrics({f"cpu_s.{k}": v for k, v in cpu.items()})
         write_json(ctx.path(METRICS), metrics)
         write_csv(ctx.path(RESULTS), rows)
