@@ -1,0 +1,74 @@
+"""bitmark's bitwise AR model: autoregressive masks, the watermark's effect at sampling, seeded
+determinism, and the pyfunc model's two uses."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")      # imported before the fixture caps its threads
+
+from stages.bitmark import ar, wm  # noqa: E402
+
+
+def test_bit_i_depends_only_on_earlier_bits():
+    m = ar.build(16, 2, 0, n_bits=12)
+    x = torch.rand(1, 12, requires_grad=True)
+    y = ar.one_hot([3])
+    for i in range(12):
+        (g,) = torch.autograd.grad(m(x, y)[0, i], x)
+        assert (g[0, i:] == 0).all(), i                  # no path from bit i or later to logit i
+
+
+def zero_model():
+    m = ar.build(4, 1, 0)
+    with torch.no_grad():
+        for prm in m.parameters():
+            prm.zero_()
+    return m
+
+
+def test_watermark_moves_the_green_share_to_sigmoid_delta():
+    """A model with every logit 0: unwatermarked bits are fair coins; with delta the green bit has
+    probability sigmoid(delta), so the green share is sigmoid(delta)."""
+    m, table = zero_model(), wm.green_table(5, 2)
+    labels = np.arange(300) % 10
+    plain = wm.green_counts(ar.sample(m, labels, 1), table, 2) / 256
+    marked = wm.green_counts(ar.sample(m, labels, 1, table, 2, 2.0), table, 2) / 256
+    assert plain.mean() == pytest.approx(0.5, abs=0.01)
+    assert marked.mean() == pytest.approx(1 / (1 + np.exp(-2.0)), abs=0.01)
+
+
+def test_sampling_and_training_are_seeded():
+    m = ar.build(8, 1, 0)
+    labels = np.arange(20) % 10
+    assert (ar.sample(m, labels, 3) == ar.sample(m, labels, 3)).all()
+    assert (ar.sample(m, labels, 3) != ar.sample(m, labels, 4)).any()
+    bits = np.random.default_rng(0).integers(0, 2, size=(40, 256))
+    runs = []
+    for _ in range(2):
+        mm = ar.build(8, 1, 0)
+        runs.append(ar.train(mm, bits, labels.repeat(2), 5, 8, 1e-2, 0.0, 0, progress=False))
+    assert runs[0] == runs[1]
+    with pytest.raises(ValueError, match="needs the green table"):
+        ar.sample(m, labels, 0, None, 2, 1.0)
+
+
+def test_pyfunc_samples_and_scores(tmp_path):
+    import pandas as pd
+    from mlflow.pyfunc import load_model
+
+    from stages.bitmark.train import save_model
+
+    from pathlib import Path
+
+    m = ar.build(8, 1, 0)
+    code = Path(ar.__file__).with_name("pyfunc.py")
+    save_model(tmp_path / "model", m, {"hidden": 8, "layers": 1, "key": 7, "ngram": 2, "seed": 0}, code)
+    model = load_model(str(tmp_path / "model"))
+    out = model.predict(pd.DataFrame({"label": [0, 1, 2, 3]}), params={"delta": 2.0, "seed": 1})
+    assert list(out.columns[:2]) == ["p0", "p1"] and len(out) == 4 and out["z"].mean() > 1
+    bits = wm.encode(out[[f"p{i}" for i in range(64)]].to_numpy())
+    z = model.predict(pd.DataFrame(bits, columns=[f"b{i}" for i in range(256)]))["z"].to_numpy()
+    assert np.allclose(z, out["z"].to_numpy())
+    with pytest.raises(ValueError, match="needs a column `label`"):
+        model.predict(pd.DataFrame({"x": [1]}))
