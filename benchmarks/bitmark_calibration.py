@@ -2,7 +2,10 @@
 sizes, with the settings where it fails (a small delta for the AUC; the clean-trained control for
 radioactivity).
 
-    python -m benchmarks.bitmark_calibration [--hidden 256] [--steps 1500] [--radio-n 2000] ...
+    python -m benchmarks.bitmark_calibration [--ngram 2] [--hidden 256] [--steps 1500] [--radio-n 4000] ...
+
+Defaults are the default profile's sizes (n = 2); ``--ngram 4`` was our first design. The AUC check
+fails at the small deltas of the sweep (0.25, 0.5); the radioactivity check fails for the control.
 """
 from __future__ import annotations
 
@@ -18,13 +21,13 @@ def main() -> None:
     ap.add_argument("--batch", type=int, default=128)
     ap.add_argument("--lr", type=float, default=2e-3)
     ap.add_argument("--wd", type=float, default=1e-5)
-    ap.add_argument("--ngram", type=int, default=4)
+    ap.add_argument("--ngram", type=int, default=2)
     ap.add_argument("--key", type=int, default=20250)
     ap.add_argument("--deltas", type=float, nargs="+", default=[0.25, 0.5, 1.0, 2.0])
     ap.add_argument("--delta", type=float, default=2.0)
     ap.add_argument("--n-eval", type=int, default=400)
-    ap.add_argument("--radio-n", type=int, default=2000)
-    ap.add_argument("--radio-steps", type=int, default=1500)
+    ap.add_argument("--radio-n", type=int, default=4000)
+    ap.add_argument("--radio-steps", type=int, default=3000)
     ap.add_argument("--seed", type=int, default=0)
     a = ap.parse_args()
 

@@ -72,3 +72,20 @@ def test_pyfunc_samples_and_scores(tmp_path):
     assert np.allclose(z, out["z"].to_numpy())
     with pytest.raises(ValueError, match="needs a column `label`"):
         model.predict(pd.DataFrame({"x": [1]}))
+
+
+def test_adam_matches_torch_bit_for_bit():
+    params = {}
+    for name in ("ours", "torch"):
+        m = ar.build(8, 1, 0, n_bits=16)
+        opt = ar.Adam(m.parameters(), lr=1e-2, weight_decay=1e-3) if name == "ours" else \
+            torch.optim.Adam(m.parameters(), lr=1e-2, weight_decay=1e-3)
+        g = torch.Generator().manual_seed(0)
+        for _ in range(20):
+            x = (torch.rand(32, 16, generator=g) < 0.5).float()
+            loss = torch.nn.functional.binary_cross_entropy_with_logits(m(x, ar.one_hot(np.arange(32) % 10)), x)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        params[name] = [p.detach().clone() for p in m.parameters()]
+    assert all(torch.equal(a, b) for a, b in zip(params["ours"], params["torch"]))
