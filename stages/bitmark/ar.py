@@ -137,10 +137,13 @@ def nll_bits(model, bits, labels) -> float:
     return float(nats) / len(x) / np.log(2)
 
 
-def sample(model, labels, seed: int, table=None, ngram: int = 1, delta: float = 0.0, chunk: int = 2048):
+def sample(model, labels, seed: int, table=None, ngram: int = 1, delta: float = 0.0, chunk: int = 2048,
+           progress: str | None = None):
     """Bits (N, 256) sampled for the digit classes ``labels``; with ``delta`` > 0 the green bit of
-    the keyed ``table`` gets +delta on its logit at every step (BitMark)."""
+    the keyed ``table`` gets +delta on its logit at every step (BitMark). ``progress``: a tqdm
+    description (one bar over the bit positions of each chunk), or None for no bar."""
     import torch
+    from tqdm import tqdm
 
     from .wm import bias_logits
 
@@ -156,7 +159,7 @@ def sample(model, labels, seed: int, table=None, ngram: int = 1, delta: float = 
             y = one_hot(labels[s:s + chunk]).to(dev)
             x = torch.zeros(len(y), n_bits, device=dev)
             prev = np.zeros((len(y), n_bits), np.int8)      # the bits so far, for the green table's context
-            for i in range(n_bits):
+            for i in tqdm(range(n_bits), desc=progress, disable=progress is None, mininterval=2):
                 logit = model(x, y)[:, i]
                 if delta:
                     logit = bias_logits(logit, prev, i, table, ngram, delta)

@@ -74,8 +74,9 @@ def main() -> None:
 
         labels = np.arange(p.radio_samples) % 10
         t0 = time.process_time()
-        sets = {"radioactive": ar.sample(clean, labels, ctx.seed * 1000 + 11, table, w.ngram, w.delta),
-                "control": ar.sample(clean, labels, ctx.seed * 1000 + 12)}
+        sets = {"radioactive": ar.sample(clean, labels, ctx.seed * 1000 + 11, table, w.ngram, w.delta,
+                                         progress="bitmark: watermarked training set"),
+                "control": ar.sample(clean, labels, ctx.seed * 1000 + 12, progress="bitmark: clean training set")}
         sample_s = time.process_time() - t0
         models = {}
         t0 = time.process_time()
