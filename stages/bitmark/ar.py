@@ -171,6 +171,43 @@ def sample(model, labels, seed: int, table=None, ngram: int = 1, delta: float = 
     return np.concatenate(out) if out else np.zeros((0, n_bits), np.int8)
 
 
+def sample_tokens(model, labels, seed: int, token_table, delta: float, chunk: int = 512):
+    """The token-level baseline: pixels (N, 64) sampled one whole pixel (16 levels) at a time, with
+    +delta on the logits of the green levels of ``token_table[j, previous level]`` (KGW on pixel
+    tokens). The model's distribution over a pixel's 16 levels is the product of its 4 bit
+    conditionals: one pass per candidate level gives all four (bit 4j+k sees only earlier bits)."""
+    import torch
+
+    from .wm import BITS_PER_PIXEL, LEVELS, N_PIXELS, encode
+
+    labels = np.asarray(labels)
+    dev = next(model.parameters()).device
+    cand = torch.as_tensor(encode(np.arange(LEVELS)[:, None].repeat(N_PIXELS, 1))[:, :BITS_PER_PIXEL],
+                           dtype=torch.float32, device=dev)                      # (16, 4): the bits of each level
+    g = torch.Generator().manual_seed(int(seed))
+    out = []
+    with torch.no_grad():
+        for s in range(0, len(labels), chunk):
+            n = len(labels[s:s + chunk])
+            y = one_hot(np.repeat(labels[s:s + chunk], LEVELS)).to(dev)
+            x = torch.zeros(n * LEVELS, N_PIXELS * BITS_PER_PIXEL, device=dev)
+            px = np.zeros((n, N_PIXELS), np.int64)
+            for j in range(N_PIXELS):
+                lo, hi = j * BITS_PER_PIXEL, (j + 1) * BITS_PER_PIXEL
+                x[:, lo:hi] = cand.repeat(n, 1)
+                logit = model(x, y)[:, lo:hi]
+                logp = torch.nn.functional.logsigmoid((2 * x[:, lo:hi] - 1) * logit).sum(1).view(n, LEVELS)
+                prev = px[:, j - 1] if j else np.zeros(n, np.int64)
+                bias = torch.as_tensor(token_table[j, prev] * float(delta), dtype=logp.dtype, device=dev)
+                p = torch.softmax(logp + bias, 1).cpu()
+                u = torch.rand(n, 1, generator=g)
+                v = torch.clamp((torch.cumsum(p, 1) < u).sum(1), max=LEVELS - 1).numpy()
+                px[:, j] = v
+                x[:, lo:hi] = cand[torch.as_tensor(v, device=dev)].repeat_interleave(LEVELS, 0)
+            out.append(px)
+    return np.concatenate(out) if out else np.zeros((0, N_PIXELS), np.int64)
+
+
 def save_weights(model, path, config: dict) -> None:
     """The state dict (torch.save) beside a JSON config, both atomically."""
     import io as _io

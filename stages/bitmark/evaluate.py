@@ -6,8 +6,11 @@
 - Quality: a digit classifier trained on the real training digits (accuracy on the requested
   class, confidence), diversity, and the Fréchet distance to the real test digits in the
   classifier's hidden features; for real test digits, the clean model and every delta.
+- The baseline: KGW on whole pixel tokens (16 levels; green half keyed by position and the previous
+  pixel) at the same delta, sampled from the same model (``ar.sample_tokens``).
 - Robustness at the chosen delta: bit flips, pixel noise and blur applied to both the watermarked
-  and the clean samples, then re-encoded and scored: AUC and TPR at the FPR against strength.
+  and the clean samples, then re-encoded and scored: AUC and TPR at the FPR against strength, for
+  BitMark and for the token-level baseline.
 - Radioactivity: samples (no watermark) of the model trained on watermarked samples and of the
   control trained on clean samples: their z-scores.
 
@@ -134,15 +137,34 @@ def main() -> None:
                         "frechet_clean": m["clean"]["frechet"], "frechet_watermarked": chosen["frechet"],
                         "frechet_increase": chosen["frechet"] - m["clean"]["frechet"]}
 
-        robust, bits = [], marked[w.delta]
+        # the baseline: KGW on whole pixel tokens at the same delta (the paper's token-level comparison)
+        ttable = wm.token_green_table(w.key)
+        tok_px = ar.sample_tokens(clean_m, labels, ctx.seed * 1000 + 35, ttable, w.delta)
+        zt, zt_clean = wm.token_z_scores(tok_px, ttable), wm.token_z_scores(wm.decode(clean), ttable)
+        m["token_kgw"] = {"delta": w.delta, "auc": wm.auc(zt, zt_clean), "tpr_at_fpr": wm.tpr_at_fpr(zt, zt_clean, p.fpr),
+                          "z_mean": float(zt.mean()), "clean_z_mean": float(zt_clean.mean()), **qual(tok_px, labels)}
+        print(f"  token-level KGW at delta {w.delta:g}: AUC {m['token_kgw']['auc']:.4f}, accuracy "
+              f"{m['token_kgw']['accuracy']:.3f}, Fréchet {m['token_kgw']['frechet']:.2f}", flush=True)
+
+        robust, bits, tok_bits = [], marked[w.delta], wm.encode(tok_px)
+        rng_tok = np.random.default_rng([ctx.seed, 4])
         for kind, strengths in (("bitflip", p.bitflip), ("noise", p.noise), ("blur", p.blur)):
             for s in [0.0] + list(strengths):
                 za = wm.z_scores(wm.attack(bits, kind, s, rng) if s else bits, table, w.ngram)
-                zc = wm.z_scores(wm.attack(clean, kind, s, rng) if s else clean, table, w.ngram)
+                ca = wm.attack(clean, kind, s, rng) if s else clean
+                zc = wm.z_scores(ca, table, w.ngram)
+                ta = wm.token_z_scores(wm.decode(wm.attack(tok_bits, kind, s, rng_tok) if s else tok_bits), ttable)
+                tc = wm.token_z_scores(wm.decode(ca), ttable)
                 robust.append({"attack": kind, "strength": float(s), "auc": wm.auc(za, zc),
-                               "tpr_at_fpr": wm.tpr_at_fpr(za, zc, p.fpr), "z_mean": float(za.mean())})
+                               "tpr_at_fpr": wm.tpr_at_fpr(za, zc, p.fpr), "z_mean": float(za.mean()),
+                               "token_auc": wm.auc(ta, tc), "token_tpr_at_fpr": wm.tpr_at_fpr(ta, tc, p.fpr)})
         m["robustness"] = {f"{r['attack']}_{key(r['strength'])}": {"auc": r["auc"], "tpr_at_fpr": r["tpr_at_fpr"]}
                            for r in robust if r["strength"] > 0}
+        m["robustness_token"] = {f"{r['attack']}_{key(r['strength'])}": {"auc": r["token_auc"],
+                                                                          "tpr_at_fpr": r["token_tpr_at_fpr"]}
+                                 for r in robust if r["strength"] > 0}
+        m["robustness_gap"] = {f"{r['attack']}_{key(r['strength'])}": r["auc"] - r["token_auc"]
+                               for r in robust if r["strength"] > 0}
 
         outs = {}
         for name, model, seed in (("radioactive", radio_m, 41), ("control", control_m, 42)):
@@ -181,13 +203,16 @@ def main() -> None:
         save_png(fig, ctx.path(SWEEP_PLOT))
 
         # robustness: AUC and TPR against attack strength
-        write_csv(ctx.path(ROBUST_DATA), [{k: r[k] for k in ("attack", "strength", "auc", "tpr_at_fpr")} for r in robust])
+        write_csv(ctx.path(ROBUST_DATA), [{k: r[k] for k in ("attack", "strength", "auc", "tpr_at_fpr", "token_auc")}
+                                          for r in robust])
         fig, axes = new_figure(1, 3, figsize=(11, 3.3))
         units = {"bitflip": "flip probability", "noise": "noise sd (levels of 0..15)", "blur": "blur sigma (pixels)"}
         for ax, kind in zip(axes, ("bitflip", "noise", "blur")):
             rows = [r for r in robust if r["attack"] == kind]
-            ax.plot([r["strength"] for r in rows], [r["auc"] for r in rows], "o-", label="AUC")
-            ax.plot([r["strength"] for r in rows], [r["tpr_at_fpr"] for r in rows], "s--", label=f"TPR @ {p.fpr:g} FPR")
+            ax.plot([r["strength"] for r in rows], [r["auc"] for r in rows], "o-", label="BitMark AUC")
+            ax.plot([r["strength"] for r in rows], [r["tpr_at_fpr"] for r in rows], "s--", label=f"BitMark TPR @ {p.fpr:g} FPR")
+            ax.plot([r["strength"] for r in rows], [r["token_auc"] for r in rows], "^-", color="grey",
+                    label="token-level KGW AUC")
             ax.set_ylim(-0.02, 1.02)
             ax.set_xlabel(units[kind])
             ax.set_title(f"{kind} (delta {w.delta:g})")
@@ -198,7 +223,8 @@ def main() -> None:
         real_first = [int(np.flatnonzero(yte == c)[0]) for c in range(10)]
         rows = [("real", xte[real_first]), ("clean", wm.decode(clean)[first])]
         rows += [(f"delta {dl:g}", wm.decode(marked[dl])[first]) for dl in p.deltas]
-        rows += [("radioactive", wm.decode(outs["radioactive"])[first]), ("control", wm.decode(outs["control"])[first])]
+        rows += [("token KGW", tok_px[first]), ("radioactive", wm.decode(outs["radioactive"])[first]),
+                 ("control", wm.decode(outs["control"])[first])]
         sample_grid(rows, ctx.path(SAMPLES_PLOT))
         ctx.run.log_metrics({"evaluate_cpu_s": time.process_time() - t_start})
         print(f"  detection AUC {chosen['auc']:.4f} at delta {w.delta:g} ({weakest['auc']:.3f} at {weakest['delta']:g}); "

@@ -125,6 +125,29 @@ def bias_logits(logits, prev_bits, i: int, table: np.ndarray, ngram: int, delta:
     return logits + sign
 
 
+# ---- the baseline: KGW on whole pixel tokens (16 levels), the paper's token-level comparison --------
+
+def token_green_table(key: int, length: int = N_PIXELS, levels: int = LEVELS) -> np.ndarray:
+    """``table[j, c, v]``: whether level v of pixel j is green after the previous pixel's level c
+    (0 before the first). Each row holds exactly half the levels (gamma = 1/2), drawn from the key."""
+    rng = np.random.default_rng([int(key), 0x70C])
+    table = np.zeros((length, levels, levels), dtype=bool)
+    for j in range(length):
+        for c in range(levels):
+            table[j, c, rng.permutation(levels)[: levels // 2]] = True
+    return table
+
+
+def token_z_scores(pixels, table: np.ndarray) -> np.ndarray:
+    """The token-level detector: z of the green pixels among the 64 (context: the previous pixel)."""
+    q = np.asarray(pixels).astype(np.int64)
+    if q.ndim != 2 or q.shape[1] != table.shape[0]:
+        raise ValueError(f"token_z_scores: pixels must have shape (N, {table.shape[0]}), got {q.shape}")
+    prev = np.concatenate([np.zeros((len(q), 1), np.int64), q[:, :-1]], axis=1)
+    green = table[np.arange(q.shape[1])[None, :], prev, q]
+    return z_score(green.sum(1), q.shape[1])
+
+
 # ---- attacks on the decoded image, re-encoded to bits before detection -------------------------------
 
 def flip_bits(bits, p: float, rng) -> np.ndarray:

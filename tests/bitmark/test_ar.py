@@ -89,3 +89,26 @@ def test_adam_matches_torch_bit_for_bit():
             opt.step()
         params[name] = [p.detach().clone() for p in m.parameters()]
     assert all(torch.equal(a, b) for a, b in zip(params["ours"], params["torch"]))
+
+
+def test_token_sampling_matches_the_bit_model_and_the_token_watermark():
+    """With every logit 0 the 16 levels are equally likely: token-level KGW's green share is
+    e^delta / (1 + e^delta) (half the levels green), and without the bias it is 1/2."""
+    m, table = zero_model(), wm.token_green_table(3)
+    labels = np.arange(200) % 10
+    plain = ar.sample_tokens(m, labels, 0, table, 0.0)
+    marked = ar.sample_tokens(m, labels, 0, table, 2.0)
+    assert plain.shape == (200, 64) and plain.min() >= 0 and plain.max() <= 15
+    share = lambda px: (wm.token_z_scores(px, table) * np.sqrt(64 * 0.25) + 32).mean() / 64
+    assert share(plain) == pytest.approx(0.5, abs=0.01)
+    assert share(marked) == pytest.approx(np.exp(2) / (1 + np.exp(2)), abs=0.01)
+
+
+def test_token_sampling_follows_a_trained_models_bits():
+    """A MADE whose every bit is certain (a large bias on the first pixel's bits): the token sampler
+    reproduces the level those bits spell."""
+    m = zero_model()
+    with torch.no_grad():
+        m.out.bias[:4] = torch.tensor([20.0, -20.0, 20.0, 20.0])       # pixel 0 = 1011 = 11
+    px = ar.sample_tokens(m, np.zeros(50, int), 0, wm.token_green_table(1), 0.0)
+    assert (px[:, 0] == 11).all()

@@ -94,3 +94,15 @@ def test_auc_and_tpr_by_hand():
     assert wm.auc([1, 3], [2, 4]) == pytest.approx(0.25)               # 1 of 4 pairs ordered
     assert wm.tpr_at_fpr([5, 6, 0], np.arange(100), 0.05) == pytest.approx(0.0)
     assert wm.tpr_at_fpr([500, 600, 0], np.arange(100), 0.05) == pytest.approx(2 / 3)
+
+
+def test_token_green_table_and_z_by_hand():
+    table = wm.token_green_table(4)
+    assert table.shape == (64, 16, 16) and (table.sum(2) == 8).all()
+    # a tiny table: 2 pixels, 2 levels; green: pixel 0 after 0 -> level 1; pixel 1 after 1 -> level 0
+    t = np.zeros((2, 2, 2), bool)
+    t[0, 0, 1] = True
+    t[1, 1, 0] = True
+    t[1, 0, 0] = True
+    px = np.array([[1, 0], [0, 1]])          # row 0: both green; row 1: pixel 0 red, pixel 1 after 0 -> 1 red
+    assert np.allclose(wm.token_z_scores(px, t), [(2 - 1) / np.sqrt(0.5), (0 - 1) / np.sqrt(0.5)])
