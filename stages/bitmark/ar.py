@@ -57,41 +57,6 @@ def build(hidden: int, layers: int, seed: int, n_bits: int = N_BITS):
     return Made()
 
 
-class Adam:
-    """Adam (L2 weight decay added to the gradient), the same tensor operations as
-    ``torch.optim.Adam``'s single-tensor CPU path, so the same weights bit for bit (a test checks).
-    Constructing a torch optimiser imports ``torch._dynamo``: about 1.2 s of CPU a stage here, a
-    tenth of the smoke budget."""
-
-    def __init__(self, params, lr: float, weight_decay: float = 0.0, betas=(0.9, 0.999), eps: float = 1e-8):
-        import torch
-
-        self.params = [p for p in params if p.requires_grad]
-        self.lr, self.wd, (self.b1, self.b2), self.eps = lr, weight_decay, betas, eps
-        self.m = [torch.zeros_like(p) for p in self.params]
-        self.v = [torch.zeros_like(p) for p in self.params]
-        self.t = 0
-
-    def zero_grad(self) -> None:
-        for p in self.params:
-            p.grad = None
-
-    def step(self) -> None:
-        import torch
-
-        self.t += 1
-        bc1, bc2 = 1 - self.b1 ** self.t, 1 - self.b2 ** self.t
-        with torch.no_grad():
-            for p, m, v in zip(self.params, self.m, self.v):
-                if p.grad is None:
-                    continue
-                g = p.grad if self.wd == 0 else p.grad.add(p, alpha=self.wd)
-                m.lerp_(g, 1 - self.b1)
-                v.mul_(self.b2).addcmul_(g, g.conj(), value=1 - self.b2)
-                denom = (v.sqrt() / bc2 ** 0.5).add_(self.eps)
-                p.addcdiv_(m, denom, value=-(self.lr / bc1))
-
-
 def one_hot(labels):
     import torch
 
@@ -104,6 +69,8 @@ def train(model, bits, labels, steps: int, batch: int, lr: float, weight_decay: 
     indices come from a CPU generator seeded by ``seed``, whatever the ``device``."""
     import torch
     from tqdm import tqdm
+
+    from stages.common.optim import Adam
 
     device = device or next(model.parameters()).device
     model.to(device)

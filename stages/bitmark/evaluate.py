@@ -84,6 +84,7 @@ def main() -> None:
         from stages.common.device import limit_threads, select_device
         from stages.common.io import write_json
         from stages.common.plots import new_figure, save_png, write_csv
+        from stages.common.samples import frechet_from_features
 
         from . import ar, quality, wm
 
@@ -108,7 +109,7 @@ def main() -> None:
         def qual(px, lab) -> dict:
             c = quality.classify(clf, px, lab)
             return {**c, "diversity": quality.diversity(px, lab),
-                    "frechet": quality.frechet_features(f_real, quality.features(clf, px))}
+                    "frechet": frechet_from_features(f_real, quality.features(clf, px))}
 
         labels = np.arange(p.n_samples) % 10
         clean = ar.sample(clean_m, labels, ctx.seed * 1000 + 21)

@@ -86,9 +86,11 @@ def train_model(x: np.ndarray, c: np.ndarray, p, seed: int, progress: bool = Tru
     import torch
     from tqdm import tqdm
 
+    from stages.common.optim import Adam
+
     torch.manual_seed(seed)
     model = build_model(p.n_components, p.latent, p.hidden, p.sigma_x)
-    opt = Adam(list(model.parameters()), lr=p.lr)
+    opt = Adam(model.parameters(), lr=p.lr)
     xt, ct = torch.tensor(x, dtype=torch.float32), torch.tensor(c, dtype=torch.float32)
     g = torch.Generator().manual_seed(seed)
     losses = []
@@ -100,40 +102,6 @@ def train_model(x: np.ndarray, c: np.ndarray, p, seed: int, progress: bool = Tru
         opt.step()
         losses.append(float(loss.detach()))
     return model.eval(), losses
-
-
-class Adam:
-    """Adam (betas 0.9, 0.999, eps 1e-8, no weight decay), the same tensor operations in the same
-    order as ``torch.optim.Adam``'s single-tensor CPU path, so the weights are bit-identical to it
-    (tests/hephaestus_qosd/test_cvae.py checks). Why not torch.optim: constructing any
-    ``torch.optim.Optimizer`` imports ``torch._dynamo``, about 1.6 s of CPU, more than the whole
-    smoke training; here it is pure overhead."""
-
-    def __init__(self, params: list, lr: float, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8):
-        import torch
-
-        self.params, self.lr, self.betas, self.eps = params, lr, betas, eps
-        self.steps = [0] * len(params)                # per parameter, as torch counts them
-        self.exp_avg = [torch.zeros_like(q) for q in params]
-        self.exp_avg_sq = [torch.zeros_like(q) for q in params]
-
-    def zero_grad(self) -> None:
-        for q in self.params:
-            q.grad = None
-
-    def step(self) -> None:
-        import torch
-
-        b1, b2 = self.betas
-        with torch.no_grad():
-            for i, (q, m1, m2) in enumerate(zip(self.params, self.exp_avg, self.exp_avg_sq)):
-                if q.grad is None:
-                    continue
-                self.steps[i] += 1
-                bias1, bias2 = 1 - b1 ** float(self.steps[i]), 1 - b2 ** float(self.steps[i])
-                m1.lerp_(q.grad, 1 - b1)
-                m2.mul_(b2).addcmul_(q.grad, q.grad, value=1 - b2)
-                q.addcdiv_(m1, (m2.sqrt() / bias2 ** 0.5).add_(self.eps), value=-(self.lr / bias1))
 
 
 def refine(inst: Instance, model, feats: np.ndarray, forge_delta: np.ndarray, p, fp, seed: int,
