@@ -97,6 +97,7 @@ def exact_distribution(model: Denoiser, chunk: int = 1 << 16) -> np.ndarray:
     for a in range(0, n_states, chunk):
         logp[a:a + chunk] = model(torch.from_numpy(digits[a:a + chunk])).double().numpy()
     probs = np.exp(logp)
+    probs /= probs.sum(-1, keepdims=True)                               # float32 softmax, renormalised in float64
     n_masked = (digits == MASK).sum(1)
     f = np.zeros(n_states)
     f[n_states - 1] = 1.0                                                # all masked: every digit 4

@@ -27,7 +27,7 @@ def main() -> None:
         from stages.common.plots import new_figure, save_png, write_csv
 
         from .dd import kl, motif_reward
-        from .policy import best_of_n, matched_gap, tilt
+        from .policy import best_of_n, matched_gap, tilt, tilt_frontier
 
         for rel in (CURVES, PRETRAINED, FINETUNED):
             if not ctx.path(rel).exists():
@@ -61,17 +61,18 @@ def main() -> None:
         sepo_pts = by["SEPO"][1:]
         matched, match_rows = {}, []
         for base in ("RWFT", "best-of-N", "KL-optimal tilt"):
-            g = matched_gap([r["kl"] for r in sepo_pts], [r["reward"] for r in sepo_pts],
-                            [r["kl"] for r in by[base]], [r["reward"] for r in by[base]])
+            if base == "KL-optimal tilt":       # the exact frontier at each KL, not a chord of its points
+                g = [(r["kl"], r["reward"], tilt_frontier(p_pre, r_all, r["kl"])) for r in sepo_pts]
+            else:
+                g = matched_gap([r["kl"] for r in sepo_pts], [r["reward"] for r in sepo_pts],
+                                [r["kl"] for r in by[base]], [r["reward"] for r in by[base]])
             gaps = [a - b for _, a, b in g]
             matched[base] = {"points": len(g), "mean_gap": float(np.mean(gaps)) if g else None,
                              "min_gap": float(np.min(gaps)) if g else None,
                              "fraction_sepo_ge": float(np.mean([x_ >= 0 for x_ in gaps])) if g else None}
             match_rows += [{"baseline": base, "kl": k, "sepo_reward": a, "baseline_reward": b, "gap": a - b} for k, a, b in g]
-        over_tilt = max(r["reward"] - float(np.interp(r["kl"], [t["kl"] for t in by["KL-optimal tilt"]],
-                                                      [t["reward"] for t in by["KL-optimal tilt"]]))
-                        for m in ("SEPO", "RWFT", "best-of-N") for r in by[m]
-                        if r["kl"] <= by["KL-optimal tilt"][-1]["kl"])
+        over_tilt = max(r["reward"] - tilt_frontier(p_pre, r_all, r["kl"])
+                        for m in ("SEPO", "SEPO shuffled rewards", "RWFT", "best-of-N") for r in by[m])
         sepo_end, ctrl_end = by["SEPO"][-1], by["SEPO shuffled rewards"][-1]
         metrics = {
             "pretrained": {"exact_mean_reward": r0, "sampled_mean_reward": sampled, "exact_sum": float(p_pre.sum()),

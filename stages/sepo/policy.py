@@ -88,6 +88,22 @@ def tilt(p: np.ndarray, r: np.ndarray, beta: float) -> np.ndarray:
     return w / w.sum()
 
 
+def tilt_frontier(p: np.ndarray, r: np.ndarray, kl_target: float, iters: int = 80) -> float:
+    """The highest mean reward of any distribution within KL ``kl_target`` of ``p``: the tilt's reward
+    at the beta where its KL equals ``kl_target`` (bisection on log beta; KL falls as beta grows)."""
+    from .dd import kl
+
+    if kl_target <= 0:
+        return float(p @ r)
+    lo, hi = -12.0, 12.0                                                 # log beta
+    if kl(tilt(p, r, np.exp(lo)), p) <= kl_target:
+        return float(tilt(p, r, np.exp(lo)) @ r)
+    for _ in range(iters):
+        mid = (lo + hi) / 2
+        lo, hi = (lo, mid) if kl(tilt(p, r, np.exp(mid)), p) < kl_target else (mid, hi)
+    return float(tilt(p, r, np.exp(hi)) @ r)
+
+
 def matched_gap(sepo_kl, sepo_r, base_kl, base_r) -> list[tuple[float, float, float]]:
     """(KL, SEPO reward, baseline reward) at each SEPO point whose KL lies inside the baseline's
     KL range; the baseline's reward is interpolated linearly in KL on its curve sorted by KL."""

@@ -12,17 +12,24 @@ from tests.common.conftest import params_error, stops_before_compute, stops_with
 @pytest.mark.parametrize("profile", PROFILES)
 def test_every_profile_validates(real_params, profile):
     _, p = load_study("sepo", PARAMS, real_params, profile=profile)
-    assert p.prepare.n_train == real_params["sepo"][profile]["prepare"]["n_train"]
+    assert p.prepare.length == real_params["sepo"][profile]["prepare"]["length"]
 
 
-def test_lambdas_must_increase(params_copy):
-    params_copy["sepo"]["default"]["train"]["lambdas"] = [1.0, 0.1]
-    assert "lambdas must be >= 0 and strictly increasing" in params_error("sepo", PARAMS, params_copy)
+def test_temperatures_must_decrease(params_copy):
+    params_copy["sepo"]["default"]["train"]["rwft"]["temperatures"] = [0.1, 1.0]
+    assert "temperatures must be > 0 and strictly decreasing" in params_error("sepo", PARAMS, params_copy)
 
 
-def test_baseline_must_be_fitted(params_copy):
-    params_copy["sepo"]["paper"]["evaluate"]["baseline_lambda"] = 0.5
-    assert "must be one of train.lambdas" in params_error("sepo", PARAMS, params_copy)
+def test_motif_must_be_dna_and_fit(params_copy):
+    params_copy["sepo"]["default"]["prepare"]["motif"] = "TAXA"
+    assert "motif must be over ACGT" in params_error("sepo", PARAMS, params_copy)
+    params_copy["sepo"]["default"]["prepare"]["motif"] = "TATATATATA"
+    assert "longer than the sequences" in params_error("sepo", PARAMS, params_copy)
+
+
+def test_best_of_must_increase(params_copy):
+    params_copy["sepo"]["paper"]["evaluate"]["best_of"] = [4, 2]
+    assert "best_of must be >= 1 and strictly increasing" in params_error("sepo", PARAMS, params_copy)
 
 
 def test_unknown_key_lists_allowed(params_copy):
@@ -32,9 +39,9 @@ def test_unknown_key_lists_allowed(params_copy):
 
 
 def test_stage_exits_2_on_bad_param_before_compute(tmp_path, stage_env, python_exe):
-    err = stops_before_compute(tmp_path, "stages.sepo.prepare", {"sepo.smoke.prepare.n_train": 3},
+    err = stops_before_compute(tmp_path, "stages.sepo.prepare", {"sepo.smoke.prepare.length": 30},
                                stage_env, python_exe)
-    assert "sepo.smoke.prepare.n_train = 3" in err and ">= 10" in err
+    assert "sepo.smoke.prepare.length = 30" in err and "<= 9" in err
 
 
 def test_train_without_data_exits_2_naming_the_stage(tmp_path, stage_env, python_exe):
