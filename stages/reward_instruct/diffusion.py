@@ -159,7 +159,7 @@ def train_classifier(clf, x, y, steps: int, batch: int, lr: float, noise: float,
     return losses
 
 
-def sq_distance(net, ref) -> "torch.Tensor":
+def sq_distance(net, ref):
     """||theta - theta0||^2 over all parameters (``ref``: a list of detached tensors)."""
     return sum(((p - r) ** 2).sum() for p, r in zip(net.parameters(), ref))
 
