@@ -25,10 +25,10 @@ def grid_image(sets, per_class: int):
 
     blocks = []
     for x in sets:
-        x = np.asarray(x).reshape(10, -1, 8, 8)[:, :per_class]
-        blocks.append(np.concatenate(np.concatenate(np.pad(x, ((0, 0), (0, 0), (0, 1), (0, 1)), constant_values=-1),
-                                                    axis=2), axis=1))
-    return (np.concatenate([np.pad(b, ((0, 0), (0, 3)), constant_values=1) for b in blocks], axis=1) + 1) / 2
+        x = np.pad(np.asarray(x).reshape(10, -1, 8, 8)[:, :per_class], ((0, 0), (0, 0), (0, 1), (0, 1)),
+                   constant_values=-1)                                   # (class, sample, 9, 9)
+        blocks.append(x.transpose(0, 2, 1, 3).reshape(10 * 9, per_class * 9))
+    return (np.concatenate([np.pad(b, ((0, 0), (0, 3)), constant_values=-1) for b in blocks], axis=1) + 1) / 2
 
 
 def main() -> None:
@@ -75,8 +75,12 @@ def main() -> None:
             "r0_over_distill_fd_max": max(a["fd"] / b["fd"] for a, b in zip(r0, di)),
             "r0_diversity_over_teacher_final": final["r0"]["diversity"] / tdiv,
         }
-        write_json(ctx.path(METRICS), {"claim": claim, "teacher_ref": ref, "teacher_few": few, "final": final,
-                                       "control_accuracy_final": final["unregularised"]["accuracy"]})
+        diffs = [a["logp"] - b["logp"] for a, b in zip(r0, di)]
+        matched = {"steps": s["r0_steps"][1:].tolist(), "r0_minus_distill_logp": diffs,
+                   "r0_above_distill_points": int(sum(d > 0 for d in diffs)), "points": len(diffs),
+                   "r0_minus_distill_logp_final": diffs[-1]}
+        write_json(ctx.path(METRICS), {"claim": claim, "matched": matched, "teacher_ref": ref, "teacher_few": few,
+                                       "final": final, "control_accuracy_final": final["unregularised"]["accuracy"]})
         write_csv(ctx.path(PLOT_DATA), rows)
         fig, ax = new_figure(figsize=(6.5, 4.5))
         for name in RUNS:

@@ -12,29 +12,35 @@ from tests.common.conftest import params_error, stops_before_compute, stops_with
 @pytest.mark.parametrize("profile", PROFILES)
 def test_every_profile_validates(real_params, profile):
     _, p = load_study("reward_instruct", PARAMS, real_params, profile=profile)
-    assert p.prepare.n_train == real_params["reward_instruct"][profile]["prepare"]["n_train"]
+    assert p.train.gen_steps == real_params["reward_instruct"][profile]["train"]["gen_steps"]
 
 
-def test_lambdas_must_increase(params_copy):
-    params_copy["reward_instruct"]["default"]["train"]["lambdas"] = [1.0, 0.1]
-    assert "lambdas must be >= 0 and strictly increasing" in params_error("reward_instruct", PARAMS, params_copy)
+def test_checkpoint_interval_must_divide_steps(params_copy):
+    params_copy["reward_instruct"]["default"]["train"]["gentle"]["every"] = 7
+    assert "every (7) must divide steps (300)" in params_error("reward_instruct", PARAMS, params_copy)
 
 
-def test_baseline_must_be_fitted(params_copy):
-    params_copy["reward_instruct"]["paper"]["evaluate"]["baseline_lambda"] = 0.5
-    assert "must be one of train.lambdas" in params_error("reward_instruct", PARAMS, params_copy)
+def test_generator_must_take_fewer_steps_than_teacher(params_copy):
+    params_copy["reward_instruct"]["default"]["train"]["gen_steps"] = 50
+    assert "must be below teacher_eval_steps" in params_error("reward_instruct", PARAMS, params_copy)
+
+
+def test_grid_must_fit_the_samples(params_copy):
+    params_copy["reward_instruct"]["paper"]["evaluate"]["grid_per_class"] = 20
+    params_copy["reward_instruct"]["paper"]["train"]["per_class"] = 10
+    assert "must be <= train.per_class" in params_error("reward_instruct", PARAMS, params_copy)
 
 
 def test_unknown_key_lists_allowed(params_copy):
     params_copy["reward_instruct"]["default"]["prepare"]["samples"] = 10
     msg = params_error("reward_instruct", PARAMS, params_copy)
-    assert "reward_instruct.default.prepare.samples: unknown key" in msg and "n_train" in msg
+    assert "reward_instruct.default.prepare.samples: unknown key" in msg and "teacher_steps" in msg
 
 
 def test_stage_exits_2_on_bad_param_before_compute(tmp_path, stage_env, python_exe):
-    err = stops_before_compute(tmp_path, "stages.reward_instruct.prepare", {"reward_instruct.smoke.prepare.n_train": 3},
+    err = stops_before_compute(tmp_path, "stages.reward_instruct.prepare", {"reward_instruct.smoke.prepare.n_reward": 3},
                                stage_env, python_exe)
-    assert "reward_instruct.smoke.prepare.n_train = 3" in err and ">= 10" in err
+    assert "reward_instruct.smoke.prepare.n_reward = 3" in err and ">= 100" in err
 
 
 def test_train_without_data_exits_2_naming_the_stage(tmp_path, stage_env, python_exe):
