@@ -44,6 +44,7 @@ def main() -> None:
         from . import diffusion as D
 
         p = ctx.params.prepare
+        torch.manual_seed(ctx.seed)      # torch is imported after the stage seeded: seed its global RNG (weight init)
         xs, ys = load_digits_scaled()
         perm = np.random.default_rng([ctx.seed, 0]).permutation(len(xs))
         tr, te = perm[:p.n_reward], perm[p.n_reward:]

@@ -56,6 +56,7 @@ def main() -> None:
         if not (ctx.path(MODELS) / "teacher.pt").exists():
             fail(f"{MODELS} is missing; run `dvc repro stages/reward_instruct/dvc.yaml:reward_instruct-prepare` first")
         p = ctx.params.train
+        torch.manual_seed(ctx.seed)      # torch is imported after the stage seeded: seed its global RNG (weight init)
         teacher, abar, cfg = D.load_epsnet(ctx.path(MODELS) / "teacher.pt")
         reward = load_classifier(ctx.path(MODELS) / "reward.pt")
         ge = torch.Generator().manual_seed(10_000 + ctx.seed)
