@@ -1,0 +1,6 @@
+"""mpo: Evolution-searched mirror-descent preference losses beat DPO and ORPO on noisy, mixed-quality control-task preferences.
+
+Steps: ``prepare`` (the data), ``train`` (the method and its baseline), ``evaluate`` (metrics
+and plots for the claims in claims.yaml). Written by ``claimbench new-study``: the skeleton
+fits a ridge regression to generated data; replace it with the study's experiment.
+"""

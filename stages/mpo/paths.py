@@ -1,0 +1,10 @@
+"""Every file the mpo stages read or write, in one place. Stages take their paths from here,
+not from one another, so a stage's deps (its imports) are the modules it runs and no more."""
+DATASET = "data/mpo/prefs.npz"
+REFERENCE = "data/mpo/reference.pt"
+RESULTS = "data/mpo/results.json"
+MODELS = "data/mpo/models"
+PREPARE_METRICS = "reports/mpo/prepare.json"
+TRAIN_METRICS = "reports/mpo/train.json"
+METRICS = "reports/mpo/metrics.json"
+PLOT, PLOT_DATA = "reports/mpo/return_vs_noise.png", "reports/mpo/return_vs_noise.csv"

@@ -1,0 +1,15 @@
+"""mpo end to end on the smoke profile, in the session's smoke build: its stages run once
+more give the same outputs, and the figures the claims read are there."""
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.mark.study
+def test_smoke_chain_reruns_to_the_same_outputs(rerun_study):
+    out = rerun_study("mpo")
+    m = out["metrics"]
+    for key in ("noise_dpo1_ratio_max", "mixed_orpo_over_dpo", "discovered_over_tuned_dpo_min",
+                "discovered_minus_dpo1_min", "discovered_over_best_tuned_target"):
+        assert isinstance(m[key], float)
+    assert (out["root"] / "reports/mpo/return_vs_noise.png").stat().st_size > 5_000
