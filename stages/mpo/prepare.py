@@ -20,11 +20,13 @@ from .paths import DATASET, PREPARE_METRICS, REFERENCE
 
 def main() -> None:
     with stage("mpo", "prepare", PARAMS) as ctx:
+        import io
+
         import numpy as np
         import torch
 
         from stages.common.device import limit_threads
-        from stages.common.io import atomic_path, write_json, write_npz
+        from stages.common.io import write_bytes, write_json, write_npz
 
         from .experiment import build_draws, build_reference, setting_names
 
@@ -32,8 +34,9 @@ def main() -> None:
         p = ctx.params.prepare
         ref = build_reference(p, ctx.seed)
         data = build_draws(p, ref, ctx.seed)
-        with atomic_path(ctx.path(REFERENCE), suffix=".pt") as tmp:
-            torch.save(ref, tmp)
+        buf = io.BytesIO()                        # torch.save names its archive after the file: a
+        torch.save(ref, buf)                      # temp file's random name would change the bytes
+        write_bytes(ctx.path(REFERENCE), buf.getvalue())
         write_npz(ctx.path(DATASET), data)
         acc = {s: float(np.mean([data[k].mean() for k in data if k.startswith(s + "/") and k.endswith("/true")]))
                for s in setting_names(p.flips)}
