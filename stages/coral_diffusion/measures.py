@@ -1,4 +1,5 @@
-"""The data profile and the study's measures: latent overlap, Fréchet distance, diversity.
+"""The data profile and the study's measures: latent overlap (the Fréchet distance, diversity and
+coverage are stages.common.samples).
 
 Latent overlap (tail-head) is a k-nearest-neighbour measure on a class-balanced reference set:
 for every tail-class point, the fraction of its k nearest neighbours (Euclidean, itself excluded)
