@@ -43,6 +43,7 @@ from prefect.task_runners import ThreadPoolTaskRunner
 
 from stages.common.dvcfile import load_stages, upstream
 from stages.common.params import repo_root
+from stages.common.params_check import STAGE as PARAMS_STAGE
 
 _DVC_LOCK = threading.Lock()   # `dvc commit` / `dvc status` take DVC's repo lock: one at a time
 GPU_TAG = "gpu"
@@ -131,8 +132,8 @@ def plan(root: Path, targets: list[str] | None = None) -> tuple[list[str], set[s
     changed = {c.split(":")[-1] for c in changed} & set(stages)
     order = topological(stages, edges)
     stale: set[str] = set()
-    for name in order:
-        if name in changed or edges[name] & stale:
+    for name in order:     # the params check's output is the same whenever it passes: it makes nothing stale
+        if name in changed or (edges[name] - {CHECK_STAGE}) & stale:
             stale.add(name)
     if targets:
         wanted: set[str] = set()
@@ -167,6 +168,11 @@ def study_of(stage_name: str) -> str:
     return stage_name.split("-")[0]
 
 
+# the stage that validates every study's params first (stages/common/params_check.py): upstream
+# of every stage, it belongs to no study and logs no MLflow run
+CHECK_STAGE = PARAMS_STAGE
+
+
 THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMEXPR_NUM_THREADS")
 
 
@@ -174,14 +180,14 @@ def branches(todo: list[str], edges: dict[str, set[str]]) -> int:
     """How many independent chains ``todo`` has: connected groups of stages, leaving out the
     stages that join several studies (the ledger), which run after all of them anyway."""
     def studies_above(n: str, seen: set[str]) -> set[str]:
-        out = {study_of(n)}
+        out = {study_of(n)} - {CHECK_STAGE}
         for u in edges[n]:
             if u not in seen:
                 seen.add(u)
                 out |= studies_above(u, seen)
         return out
 
-    nodes = [n for n in todo if len(studies_above(n, set())) == 1]
+    nodes = [n for n in todo if n != CHECK_STAGE and len(studies_above(n, set())) == 1]
     parent = {n: n for n in nodes}
 
     def find(n: str) -> str:
@@ -404,7 +410,7 @@ class FlowRuns:
         from stages.common import tracking
 
         self.root, self.tracking = root, tracking
-        studies = sorted({study_of(n) for n in todo})
+        studies = sorted({study_of(n) for n in todo} - {CHECK_STAGE})
         for exp in [*studies, "pipeline"]:
             tracking.ensure_experiment(exp, root)   # create store + experiments before fanning out
         tags = {"profile": profile or "", "stages": ",".join(todo), **_prefect_tags()}
@@ -496,9 +502,9 @@ def pipeline(profile: str | None = None, targets: list[str] | None = None,
             if s.gpu:
                 opts["tags"] = gpu_tags
             futures[name] = run_stage.with_options(**opts).submit(
-                name, s.cmd, str(root), runs.study_parent[study_of(name)],
+                name, s.cmd, str(root), runs.study_parent.get(study_of(name)),
                 recheck=bool(edges[name] & set(todo)), threads=threads, address=s.address,
-                wait_for=[futures[u] for u in edges[name] if u in futures])
+                wait_for=[futures[u] for u in edges[name] | {CHECK_STAGE} if u in futures])
         ran, failed, skipped = _collect(futures, edges)
         runs.close(ran, failed)
         if failed:

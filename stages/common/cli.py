@@ -59,7 +59,8 @@ def _format_params_file(path) -> None:
 
 def _cmd_validate(args: argparse.Namespace) -> int:
     from .claims import load_claims
-    from .params import ParamsError, load_common, load_study, read_params, repo_root, study_params_files
+    from .params import ParamsError, load_common, read_params, repo_root, study_params_files
+    from .params_check import check_study
 
     root = repo_root()
     files = study_params_files(root)
@@ -71,19 +72,14 @@ def _cmd_validate(args: argparse.Namespace) -> int:
         return 2
     for study in args.studies or sorted(files):
         try:
-            if study not in files:
-                raise ParamsError(f"no stages/{study}/params.json")
-            folder = files[study].parent.relative_to(root)
-            module = ".".join(folder.parts) + (".params" if (root / folder / "params.py").exists() else ".stage")
-            cls = getattr(importlib.import_module(module), "PARAMS")  # each study's params.py names its model
-            load_study(study, cls, read_params(root, studies=[study]))
+            check_study(root, study, files)
             if args.format:
                 _format_params_file(files[study])
-            claims = root / folder / "claims.yaml"
+            claims = files[study].parent / "claims.yaml"
             if claims.exists():
                 load_claims(claims)
             print(f"ok: {study}")
-        except (ParamsError, AttributeError, ModuleNotFoundError) as err:
+        except ParamsError as err:
             problems += 1
             print(f"{study}: {err}", file=sys.stderr)
     return 2 if problems else 0
