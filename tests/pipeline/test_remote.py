@@ -24,17 +24,17 @@ def _commit_all(root, message: str) -> None:
     sh(["git", "-c", "user.email=t@localhost", "-c", "user.name=t", "commit", "-qm", message], root)
 
 
-def test_remote_add_is_checked(built_copy, tmp_path):
+def test_remote_add_is_checked(repo_copy, tmp_path):
     run = [sys.executable, "-m", "stages.common.cli", "remote"]
-    assert "no default remote" in sh(run, built_copy).stdout
-    bad = sh([*run, "add", "ftp://example.org/x"], built_copy, check=False)
+    assert "no default remote" in sh(run, repo_copy).stdout
+    bad = sh([*run, "add", "ftp://example.org/x"], repo_copy, check=False)
     assert bad.returncode == 2 and "scheme 'ftp' is not supported" in bad.stderr
     afile = tmp_path / "a-file"
     afile.write_text("x")
-    assert "is not a directory" in sh([*run, "add", str(afile)], built_copy, check=False).stderr
-    out = sh([*run, "add", str(tmp_path / "store"), "--local"], built_copy).stdout
+    assert "is not a directory" in sh([*run, "add", str(afile)], repo_copy, check=False).stderr
+    out = sh([*run, "add", str(tmp_path / "store"), "--local"], repo_copy).stdout
     assert "default remote storage" in out and (tmp_path / "store").is_dir()
-    assert ".dvc/config.local" in out and "storage" in sh(run, built_copy).stdout
+    assert ".dvc/config.local" in out and "storage" in sh(run, repo_copy).stdout
 
 
 def test_two_clones_share_one_remote_and_the_gpu_node_runs_only_its_stage(built_copy, tmp_path):
