@@ -6,7 +6,6 @@ at the default sizes; prints the must checks' figures and their CPU time.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import time
 
 import numpy as np

@@ -4,37 +4,43 @@ from __future__ import annotations
 
 import pytest
 
-from stages.common.params import PROFILES, load_study
 from stages.autosep.params import PARAMS
+from stages.common.params import PROFILES, load_study
 from tests.common.conftest import params_error, stops_before_compute, stops_without_input
 
 
 @pytest.mark.parametrize("profile", PROFILES)
 def test_every_profile_validates(real_params, profile):
     _, p = load_study("autosep", PARAMS, real_params, profile=profile)
-    assert p.prepare.n_train == real_params["autosep"][profile]["prepare"]["n_train"]
+    assert p.prepare.repeats == real_params["autosep"][profile]["prepare"]["repeats"]
 
 
-def test_lambdas_must_increase(params_copy):
-    params_copy["autosep"]["default"]["train"]["lambdas"] = [1.0, 0.1]
-    assert "lambdas must be >= 0 and strictly increasing" in params_error("autosep", PARAMS, params_copy)
+def test_finer_block_must_be_finer(params_copy):
+    params_copy["autosep"]["default"]["train"]["blackbox"]["block"] = 2
+    assert "must be finer (smaller) than train.blackbox.block" in params_error("autosep", PARAMS, params_copy)
 
 
-def test_baseline_must_be_fitted(params_copy):
-    params_copy["autosep"]["paper"]["evaluate"]["baseline_lambda"] = 0.5
-    assert "must be one of train.lambdas" in params_error("autosep", PARAMS, params_copy)
+def test_blind_noise_must_exceed_compare_noise(params_copy):
+    params_copy["autosep"]["paper"]["train"]["ablations"]["blind_compare_noise"] = 0.5
+    assert "must exceed train.blackbox.compare_noise" in params_error("autosep", PARAMS, params_copy)
+
+
+def test_label_edit_names_the_choices(params_copy):
+    params_copy["autosep"]["default"]["train"]["search"]["label_edit"] = "oracle"
+    msg = params_error("autosep", PARAMS, params_copy)
+    assert "label_edit" in msg and "prototype" in msg and "pair" in msg
 
 
 def test_unknown_key_lists_allowed(params_copy):
     params_copy["autosep"]["default"]["prepare"]["samples"] = 10
     msg = params_error("autosep", PARAMS, params_copy)
-    assert "autosep.default.prepare.samples: unknown key" in msg and "n_train" in msg
+    assert "autosep.default.prepare.samples: unknown key" in msg and "n_unlabelled" in msg
 
 
 def test_stage_exits_2_on_bad_param_before_compute(tmp_path, stage_env, python_exe):
-    err = stops_before_compute(tmp_path, "stages.autosep.prepare", {"autosep.smoke.prepare.n_train": 3},
+    err = stops_before_compute(tmp_path, "stages.autosep.prepare", {"autosep.smoke.prepare.n_unlabelled": 2},
                                stage_env, python_exe)
-    assert "autosep.smoke.prepare.n_train = 3" in err and ">= 10" in err
+    assert "autosep.smoke.prepare.n_unlabelled = 2" in err and ">= 3" in err
 
 
 def test_train_without_data_exits_2_naming_the_stage(tmp_path, stage_env, python_exe):
