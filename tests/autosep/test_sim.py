@@ -176,3 +176,27 @@ def test_split_keeps_pretraining_unlabelled_and_test_disjoint(digits):
             assert not (pre & unl) and not (pre & test) and not (unl & test)
             assert set(y[list(unl | test)]) == set(cls) and len(unl) == 40
     assert not np.array_equal(s["unlabelled"][0], s["unlabelled"][1])
+
+
+def test_edit_rules_by_hand():
+    from stages.autosep.sim import _least_varying, _most_different
+
+    rng = np.random.default_rng(0)
+    a, b = np.zeros(64), np.zeros(64)
+    a[[5, 9]], b[9] = 1.0, 0.2                       # pixel 5 differs by 1, pixel 9 by 0.8
+    assert _most_different(a, b, (0, 1), rng) == 5
+    assert _most_different(a, b, (5, 1), rng) == 9    # a described pixel is never added again
+    desc = np.array([[0.0, 1.0, 0.5], [0.0, 0.0, 0.5], [0.0, 1.0, 0.6]])
+    assert _least_varying(desc, (7, 8, 9), rng) == 7    # a constant column tells no image apart
+
+
+def test_prototype_edits_add_the_pixel_that_tells_the_classes_apart():
+    protos = np.zeros((10, 64))
+    protos[3, 40] = 1.0                                # classes 3 and 5 differ only at pixel 40
+    bb0 = Blackbox(protos, look_noise=0.0, read_noise=0.0)
+    x = np.zeros((6, 64))
+    x[:, 40] = 1.0                                     # every image is a 3; the model says 3
+    prompt = tuple(range(12))                          # the prompt does not read pixel 40
+    # labelled 5 (wrong pseudo-labels): every image is an error, and each edit adds pixel 40
+    edits = label_edits(bb0, x, prompt, np.array([5] * 6), (3, 5), "prototype", 3, 6, np.random.default_rng(0))
+    assert all(40 in e and len(e) == 12 for e in edits)
