@@ -7,7 +7,8 @@ the plots and a rendered episode.
 * Return in imagination: a receding-horizon CEM planner through each main-run model (the model's
   own predicted rewards) plays ``episodes`` real simple_spread episodes; so do the random policy and
   the noise-free heuristic and the same planner through the exact physics (no collisions) and
-  closed-form reward ("mpc_true", the reference), on the same env seeds (paired).
+  closed-form reward ("mpc_true", the reference), on the same env seeds (paired); the SB3 PPO
+  baseline's return (baseline stage, same seeds) joins the table and the plot.
 * A real episode of the planner through the DIMA (seq) model is rendered (``rgb_array``) to a GIF
   and a five-frame PNG strip.
 
@@ -19,7 +20,7 @@ from __future__ import annotations
 from stages.common.stage import fail, stage
 
 from .params import PARAMS
-from .paths import (CONFIG, DATA, METRICS, PLOT, PLOT_DATA, RENDER_GIF, RENDER_PNG, RETURN_DATA, RETURN_PLOT,
+from .paths import (BASELINE_METRICS, CONFIG, DATA, METRICS, PLOT, PLOT_DATA, RENDER_GIF, RENDER_PNG, RETURN_DATA, RETURN_PLOT,
                     WEIGHTS)
 
 POLICIES = ("random", "heuristic", "mpc_true", "mpc_joint", "mpc_seq")
@@ -48,6 +49,7 @@ def render_episode(policy, n: int, max_cycles: int, seed: int, size: int = 200):
 def main() -> None:
     with stage("dima", "evaluate", PARAMS) as ctx:
         import io
+        import json
 
         import numpy as np
         from tqdm import tqdm
@@ -58,12 +60,12 @@ def main() -> None:
         from stages.common.stats import t_interval
 
         from .env import N_ACTIONS, heuristic_actions
-        from .plan import ExactDynamics, cem_plan, evaluate_policy
+        from .plan import ExactDynamics, cem_plan, eval_seeds, evaluate_policy
         from .pyfunc_io import load_models
         from .wm import nest, reward_mse, rollout_mse
 
         limit_threads()
-        for rel, step in ((DATA, "prepare"), (WEIGHTS, "train"), (CONFIG, "train")):
+        for rel, step in ((DATA, "prepare"), (WEIGHTS, "train"), (CONFIG, "train"), (BASELINE_METRICS, "baseline")):
             if not ctx.path(rel).exists():
                 fail(f"{rel} is missing; run `dvc repro stages/dima/dvc.yaml:dima-{step}` first")
         arrays = np.load(ctx.path(DATA))
@@ -89,7 +91,7 @@ def main() -> None:
 
         # return of planning in imagination, in the real env (paired seeds)
         rng = np.random.default_rng([ctx.seed, 77])
-        seeds = [int(10_000 * (ctx.seed + 1) + i) for i in range(p.episodes)]
+        seeds = eval_seeds(ctx.seed, p.episodes)
         n, pl = pp.n_agents, p.plan
 
         def planner(model):
@@ -106,6 +108,11 @@ def main() -> None:
             ci = t_interval(r, 0.95) if len(r) > 1 else {"mean": float(r[0]), "low": float(r[0]), "high": float(r[0])}
             m[f"return.{name}.mean"], m[f"return.{name}.ci_low"], m[f"return.{name}.ci_high"] = ci["mean"], ci["low"], ci["high"]
             ret_rows.append({"policy": name, "return_mean": ci["mean"], "ci_low": ci["low"], "ci_high": ci["high"]})
+        ppo = json.loads(ctx.path(BASELINE_METRICS).read_text())["ppo"]
+        m["return.ppo.mean"], m["return.ppo.ci_low"], m["return.ppo.ci_high"] = ppo["return_mean"], ppo["ci_low"], ppo["ci_high"]
+        m["return.ppo.real_env_steps"] = ppo["real_env_steps"]
+        ret_rows.insert(2, {"policy": f"ppo ({ppo['real_env_steps']} steps)", "return_mean": ppo["return_mean"],
+                            "ci_low": ppo["ci_low"], "ci_high": ppo["ci_high"]})
         diff = returns["mpc_seq"] - returns["mpc_joint"]
         m["return.seq_minus_joint.mean"] = float(diff.mean())
         m["return.mpc_seq_minus_random.mean"] = float((returns["mpc_seq"] - returns["random"]).mean())
@@ -134,8 +141,8 @@ def main() -> None:
         xs = np.arange(len(ret_rows))
         means = [r["return_mean"] for r in ret_rows]
         err = np.array([[r["return_mean"] - r["ci_low"] for r in ret_rows], [r["ci_high"] - r["return_mean"] for r in ret_rows]])
-        ax.bar(xs, means, yerr=err, color=["grey", "tab:orange", "black", "tab:blue", "tab:red"], capsize=4)
-        ax.set_xticks(xs, [r["policy"] for r in ret_rows])
+        ax.bar(xs, means, yerr=err, color=["grey", "tab:orange", "tab:purple", "black", "tab:blue", "tab:red"], capsize=4)
+        ax.set_xticks(xs, [r["policy"].replace(" (", "\n(") for r in ret_rows], fontsize=7)
         ax.set(ylabel=f"real-env return ({p.episodes} episodes, 95% CI)", title=f"dima: planning in imagination, N={n}")
         save_png(fig, ctx.path(RETURN_PLOT))
 

@@ -61,9 +61,25 @@ class EvaluateStep(Strict):
     episodes: int = Field(ge=1, description="real-env episodes per policy (same env seeds for every policy)")
 
 
+class BaselineStep(Strict):
+    steps: int = Field(ge=1, description="real-env steps of SB3 PPO (model-free reference) on claimbench/DimaSpread-v0")
+    n_steps: int = Field(ge=2, description="PPO rollout length per update")
+    batch: int = Field(ge=2, description="PPO minibatch size")
+    epochs: int = Field(ge=1, le=50, description="PPO epochs per update")
+    lr: float = Field(gt=0, lt=1, description="PPO learning rate")
+    hidden: int = Field(ge=4, le=1024, description="width of PPO's two hidden layers (policy and value)")
+
+    @model_validator(mode="after")
+    def _batch(self) -> "BaselineStep":
+        if self.batch > self.n_steps:
+            raise ValueError(f"batch ({self.batch}) must be at most n_steps ({self.n_steps})")
+        return self
+
+
 class DimaParams(Strict):
     prepare: PrepareStep
     train: TrainStep
+    baseline: BaselineStep
     evaluate: EvaluateStep
 
     @model_validator(mode="after")

@@ -59,6 +59,11 @@ def cem_plan(model, s: np.ndarray, n: int, horizon: int, candidates: int, elites
     return best_a
 
 
+def eval_seeds(seed: int, episodes: int) -> list[int]:
+    """The real-env seeds every policy is evaluated on (paired across policies and stages)."""
+    return [int(10_000 * (seed + 1) + i) for i in range(episodes)]
+
+
 def evaluate_policy(policy: Callable[[np.ndarray], np.ndarray], n: int, max_cycles: int, seeds: list[int]) -> np.ndarray:
     """Returns of ``policy`` (state -> joint action) in the real env, one per seed."""
     env = make_parallel(n, max_cycles)

@@ -55,3 +55,8 @@ def test_stage_exits_2_on_bad_param_before_compute(tmp_path, stage_env, python_e
 def test_train_without_data_exits_2_naming_the_stage(tmp_path, stage_env, python_exe):
     stops_without_input(tmp_path, "stages.dima.train", "dvc repro stages/dima/dvc.yaml:dima-prepare",
                         stage_env, python_exe)
+
+
+def test_ppo_batch_at_most_rollout(params_copy):
+    params_copy["dima"]["default"]["baseline"]["batch"] = 1000
+    assert "batch (1000) must be at most n_steps (500)" in params_error("dima", PARAMS, params_copy)
