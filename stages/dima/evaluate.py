@@ -65,7 +65,7 @@ def main() -> None:
         from .wm import nest, reward_mse, rollout_mse
 
         limit_threads()
-        for rel, step in ((DATA, "prepare"), (WEIGHTS, "train"), (CONFIG, "train"), (BASELINE_METRICS, "baseline")):
+        for rel, step in ((DATA, "prepare"), (WEIGHTS, "train"), (CONFIG, "train"), (BASELINE_METRICS, "train")):
             if not ctx.path(rel).exists():
                 fail(f"{rel} is missing; run `dvc repro stages/dima/dvc.yaml:dima-{step}` first")
         arrays = np.load(ctx.path(DATA))

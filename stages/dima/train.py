@@ -10,7 +10,8 @@ to ``target_params``.
 
 Outputs: data/dima/weights.pt (every model's state dict), data/dima/config.json (sizes and
 normalisers), data/dima/model (the main run's models as one MLflow pyfunc model, logged and
-registered) and reports/dima/train.json.
+registered) and reports/dima/train.json. Then the model-free baseline agent, SB3 PPO
+(stages/dima/baseline.py): data/dima/ppo.zip and reports/dima/baseline.json.
 """
 from __future__ import annotations
 
@@ -39,6 +40,7 @@ def main() -> None:
         from stages.common.device import limit_threads
         from stages.common.io import write_bytes, write_json
 
+        from .baseline import run_ppo
         from .pyfunc_io import save_mlflow
         from .wm import nest, train
 
@@ -77,6 +79,7 @@ def main() -> None:
         write_json(ctx.path(TRAIN_METRICS), nest(metrics))
         save_mlflow(ctx.path(MODEL), ctx.path(WEIGHTS), ctx.path(CONFIG))
         ctx.run.log_model(ctx.path(MODEL), "world_models", params={"n_agents": pp.n_agents, **p.model_dump()})
+        run_ppo(ctx)       # the model-free baseline agent (SB3 PPO)
 
 
 if __name__ == "__main__":

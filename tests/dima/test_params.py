@@ -32,7 +32,7 @@ def test_seq_training_is_known(params_copy):
 
 def test_elites_at_most_candidates(params_copy):
     params_copy["dima"]["smoke"]["evaluate"]["plan"]["elites"] = 64
-    assert "elites (64) must be at most candidates (32)" in params_error("dima", PARAMS, params_copy)
+    assert "elites (64) must be at most candidates (16)" in params_error("dima", PARAMS, params_copy)
 
 
 def test_horizon_within_episode(params_copy):
