@@ -18,6 +18,7 @@ from .params import PARAMS
 from .paths import METRICS, PLOT, PLOT_DATA, RANK_PLOT, RESULTS, SCENES, WEIGHTS
 
 LEVEL = 0.95
+RANK_FLOOR = 1e-3       # components: the least mean effective rank a ratio divides by
 
 
 def score(weights, data, tp, ep) -> tuple[dict, dict]:
@@ -66,8 +67,10 @@ def summarise(ious: dict, ranks: dict) -> dict:
     for arm, rk in ranks.items():
         means = {c: float(v.mean()) for c, v in rk.items()}
         hi, lo = max(means.values()), min(means.values())
+        # all gates shut in every condition: one rank (1.0); shut in some only: the min is floored at
+        # RANK_FLOOR components, so the ratio stays a finite number in the JSON
         out["rank"][arm] = {"by_condition": means, "max": hi, "min": lo,
-                            "max_over_min": hi / lo if lo > 0 else (1.0 if hi == 0 else float("inf"))}
+                            "max_over_min": 1.0 if hi == 0 else hi / max(lo, RANK_FLOOR)}
     # the figures claims.yaml reads
     out["gara_seen_gain"] = out["gain_over_frozen"]["gara"]["seen"]["mean"]
     out["gara_rank_max_over_min"] = out["rank"]["gara"]["max_over_min"]
