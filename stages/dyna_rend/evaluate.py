@@ -118,12 +118,13 @@ def main() -> None:
         succ = {name: {c: success(model_of(st["policy"]), tests[c], p.cams_in, ctx.params.evaluate.chunk)
                        for c in CONDITIONS} for name, st in states.items()}
         pretext = {arm: pretext_figures(model_of(states[arm]["pretrained"]), tests["none"], p.cams_in, held,
-                                        ctx.seed) for arm in ("recon3d", "dynarend") if arm in states}
+                                        ctx.seed) for arm in ("recon3d", "dynarend", "dynarend_short") if arm in states}
         comp, pert = comparisons(succ)
         dyn = pretext["dynarend"]
         claim = {"pretext_ratio": dyn["ratio"], "pretext_ratio_to_copy": dyn["ratio_to_copy"], **comp}
         control = {"pretext_ratio_shuffled_instruction": dyn["shuffled_instruction_ratio"],
                    "transfer_gain_short_pretraining": succ["dynarend_short"]["none"] - succ["none"]["none"],
+                   "pretext_ratio_short_pretraining": pretext["dynarend_short"]["ratio"],
                    "short_pretraining_steps": p.control_steps}
         write_json(ctx.path(METRICS), {"success": succ, "perturbed_mean": pert, "pretext": pretext,
                                        "claim": claim, "control": control})
