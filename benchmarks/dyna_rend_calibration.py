@@ -1,6 +1,7 @@
 """dyna_rend calibration: steps/s, and every arm's pretext and downstream figures at a size.
 
-usage: python benchmarks/dyna_rend_calibration.py --steps 600 --ft 300 --seed 0 [--arms ...]
+usage: python -m benchmarks.dyna_rend_calibration --steps 1500 --ft 400 --seed 0 --ckpt 100 [--arms ...]
+(--ckpt: dynarend is also fine-tuned from its checkpoint at that step, the transfer control)
 """
 from __future__ import annotations
 

@@ -37,9 +37,9 @@ def test_every_arm_lowers_its_loss(data):
     gen = torch.Generator().manual_seed(0)
     for arm in ARMS[1:]:
         m = new_model(G, 4, IN, 0)
-        before = float(pretext_loss(m, arm, data, IN, CAMERAS, 0.5, 2, torch.Generator().manual_seed(1)))
+        before = pretext_loss(m, arm, data, IN, CAMERAS, 0.5, 2, torch.Generator().manual_seed(1)).item()
         pretrain(m, arm, data, IN, CAMERAS, 15, 12, 0.01, 0.5, 2, 0)
-        after = float(pretext_loss(m, arm, data, IN, CAMERAS, 0.5, 2, torch.Generator().manual_seed(1)))
+        after = pretext_loss(m, arm, data, IN, CAMERAS, 0.5, 2, torch.Generator().manual_seed(1)).item()
         assert np.isfinite(after) and after < before, arm
     with pytest.raises(ValueError, match="arm must be one of"):
         pretext_loss(new_model(G, 4, IN, 0), "mae3d", data, IN, CAMERAS, 0.5, 2, gen)
