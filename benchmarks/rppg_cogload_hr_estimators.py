@@ -45,8 +45,9 @@ def main(n: int = 40) -> None:
         d = np.array(v) - ref
         print(f"{k:11s} CPU {1000 * cpu[k] / n:7.2f} ms/signal (x{cpu[k] / cpu['fft (ours)']:.1f} of ours)  "
               f"vs ours: mean |diff| {np.mean(np.abs(d)):.2f} BPM, mean diff {np.mean(d):+.2f} BPM")
-    print("peak-based and FFT rates differ by a systematic offset on neurokit2's pulse: ground truth and estimate "
-          "must go through the same estimator")
+    d = np.array(out["heartpy"]) - ref
+    print(f"peak-based and FFT rates of the same clean pulse differ by {np.mean(np.abs(d)):.2f} BPM on average: "
+          "ground truth and estimate must go through the same estimator")
 
 
 if __name__ == "__main__":
