@@ -132,16 +132,16 @@ def main() -> None:
         for j, name in enumerate(("bc", "dagger")):
             axes[0].bar(np.arange(3) + (j - 0.5) * 0.38, [metrics[name][f"{s}_success"] for s in splits], 0.36,
                         label={"bc": "behaviour cloning", "dagger": "DAgger"}[name])
-        axes[0].set(xticks=range(3), xticklabels=[f"{s}\n({len(base[s])} mazes)" for s in splits], ylim=(0, 1.05),
+        axes[0].set(xticks=range(3), xticklabels=[f"{s}\n({len(base[s])} mazes)" for s in splits], ylim=(0, 1.25),
                     ylabel="success rate", title=f"{pp.n}x{pp.n} mazes, distinct structures per split")
-        axes[0].legend(fontsize=8)
+        axes[0].legend(fontsize=8, loc="upper right", ncol=2)
         var = ["partial", "key_door", "ice"]
         for j, split in enumerate(("train", "test")):
             axes[1].bar(np.arange(3) + (j - 0.5) * 0.38, [metrics[f"bc_{v}"][f"{split}_success"] for v in var], 0.36,
                         label=f"BC, {split} mazes")
-        axes[1].set(xticks=range(3), xticklabels=["partial view", "key and door", "ice floor"], ylim=(0, 1.05),
+        axes[1].set(xticks=range(3), xticklabels=["partial view", "key and door", "ice floor"], ylim=(0, 1.25),
                     title=f"variants, {pp.variant_n}x{pp.variant_n}")
-        axes[1].legend(fontsize=8)
+        axes[1].legend(fontsize=8, loc="upper right", ncol=2)
         save_png(fig, ctx.path(PLOT))
 
         fig, axes = new_figure(1, 4, figsize=(12, 3.2))

@@ -383,7 +383,7 @@ COLOURS = {"floor": (245, 245, 240), "wall": (20, 20, 20), "agent": (40, 170, 60
 def render_rgb(maze: Maze, cell: tuple[int, int], has_key: int, view_radius: int | None = None,
                px: int = 16) -> np.ndarray:
     """An (n*px+1, n*px+1, 3) uint8 picture: walls black, start red, goal blue, agent green,
-    key yellow, door brown, ice light blue, hidden cells grey."""
+    key yellow, door brown, ice light blue, hidden cells grey (their walls not drawn)."""
     n = maze.n
     size = n * px + 1
     img = np.empty((size, size, 3), dtype=np.uint8)
@@ -402,13 +402,17 @@ def render_rgb(maze: Maze, cell: tuple[int, int], has_key: int, view_radius: int
     if maze.key is not None and not has_key:
         fill(maze.key, "key", 5)
     fill(cell, "agent", 4)
+    hidden = np.zeros((n, n), dtype=bool)
     if view_radius is not None:
         for r in range(n):
             for c in range(n):
                 if max(abs(r - cell[0]), abs(c - cell[1])) > view_radius and (r, c) not in (maze.goal, maze.start):
                     fill((r, c), "hidden", 0)
+                    hidden[r, c] = True
     for r in range(n):
         for c in range(n):
+            if hidden[r, c]:
+                continue                                  # the agent does not see these walls
             y, x = r * px, c * px
             if not maze.is_open((r, c), 0):
                 img[y, x:x + px + 1] = COLOURS["wall"]

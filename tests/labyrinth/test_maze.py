@@ -146,3 +146,13 @@ def test_bad_inputs_are_named():
         parse_official("not a maze")
     with pytest.raises(ValueError, match="action must be 0..3"):
         hand_maze().is_open((0, 0), 7)
+
+
+def test_solver_agrees_with_scipy_shortest_paths():
+    from benchmarks.labyrinth_bfs import scipy_solve
+
+    rng = np.random.default_rng(7)
+    for variant in ("base", "key_door", "ice"):
+        for _ in range(3):
+            m = generate(5, variant, rng)
+            assert np.array_equal(solve(m), scipy_solve(m))
