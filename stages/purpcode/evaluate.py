@@ -44,6 +44,8 @@ def claim_figures(r: dict) -> dict:
         "overrefusal_delta": r["purpcode"]["overrefusal"] - b["overrefusal"],
         "malicious_refusal_gain": r["purpcode"]["malicious_refusal"] - b["malicious_refusal"],
         "rule_insecure_drop": b["insecure_rate"] - r["rule"]["insecure_rate"],
+        "verified_sft_insecure_drop": b["insecure_rate"] - r["verified_sft"]["insecure_rate"],
+        "rule_token_insecure_gain": r["verified_sft"]["insecure_rate"] - r["rule"]["insecure_rate"],
         "safety_only_overrefusal_delta": r["safety_only"]["overrefusal"] - b["overrefusal"],
         "safety_only_utility_delta": r["safety_only"]["pass_rate"] - b["pass_rate"],
         "utility_only_insecure_drop": b["insecure_rate"] - r["utility_only"]["insecure_rate"],

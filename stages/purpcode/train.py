@@ -2,6 +2,8 @@
 
 * ``base``: SFT on the mixed-quality completions (the SFT base);
 * ``rule``: ``base`` + rule learning (SFT on PurpCode's verified, rule-prefixed answers);
+* ``verified_sft``: ``base`` + SFT on the same verified answers without their rule token (does
+  naming the rule matter, or only the verified data?);
 * ``purpcode``: ``rule`` + GRPO with the multi-objective reward (bandit-clean, unit tests pass,
   refuse only malicious requests);
 * ``safety_only``: the ablation: ``base`` + rule learning on the safety-only verifier's answers +
@@ -20,7 +22,7 @@ from stages.common.stage import fail, stage
 from .params import PARAMS
 from .paths import DATASET, MODEL, MODELS, TRAIN_METRICS
 
-METHODS = ("base", "rule", "purpcode", "safety_only", "utility_only")
+METHODS = ("base", "rule", "verified_sft", "purpcode", "safety_only", "utility_only")
 
 
 def train_all(dataset: dict, p, seed: int, progress: bool = True) -> tuple[dict, dict, dict]:
@@ -48,10 +50,12 @@ def train_all(dataset: dict, p, seed: int, progress: bool = True) -> tuple[dict,
     curves["base.loss"] = pol.sft(base, as_pairs(dataset["base"]), p.base.steps, p.base.batch, p.base.lr, gen, tag("base SFT"))
     models["base"] = base
     cpu["base"] = time.process_time() - t
-    for name, rows in (("rule", "rule"), ("safety_rule", "safety_rule")):
+    sets = {"rule": as_pairs(dataset["rule"]), "safety_rule": as_pairs(dataset["safety_rule"]),
+            "verified_sft": [(q, a[1:]) for q, a in as_pairs(dataset["rule"])]}     # the rule token dropped
+    for name in ("rule", "verified_sft", "safety_rule"):
         t = time.process_time()
         m = copy.deepcopy(base)
-        curves[f"{name}.loss"] = pol.sft(m, as_pairs(dataset[rows]), p.rule.steps, p.rule.batch, p.rule.lr, gen, tag(f"{name} SFT"))
+        curves[f"{name}.loss"] = pol.sft(m, sets[name], p.rule.steps, p.rule.batch, p.rule.lr, gen, tag(f"{name} SFT"))
         models[name] = m
         cpu[name] = time.process_time() - t
     for name, start, kind in (("purpcode", "rule", "multi"), ("safety_only", "safety_rule", "safety"),
@@ -66,7 +70,7 @@ def train_all(dataset: dict, p, seed: int, progress: bool = True) -> tuple[dict,
         models[name] = m
         cpu[name] = time.process_time() - t
     del models["safety_rule"]        # an intermediate of the ablation, not evaluated on its own
-    for key in ("base", "rule", "safety_rule"):
+    for key in ("base", "rule", "verified_sft", "safety_rule"):
         metrics[f"{key}.loss_last"] = sum(curves[f"{key}.loss"][-10:]) / len(curves[f"{key}.loss"][-10:])
     metrics["bandit_snippets"] = len(oracle.findings)
     metrics["sandbox_snippets"] = len(oracle.tests)

@@ -53,10 +53,12 @@ def test_answer_logp_matches_step_by_step():
     m = pol.make_model(SMALL, 0).eval()
     P = pol.encode_prompts([("T_CALC", "C_DOCS", "C_CLI")])
     A, _ = pol.encode_answers([["I_AST", "DEF", "RET_LITEVAL", "EOS"]])
-    lp = pol.answer_logp(m, P, A)
+    with torch.no_grad():
+        lp = pol.answer_logp(m, P, A)
     x = P
     for j in range(4):
-        ref = torch.log_softmax(m(x)[0, -1], -1)[A[0, j]]
+        with torch.no_grad():
+            ref = torch.log_softmax(m(x)[0, -1], -1)[A[0, j]]
         assert float(lp[0, j]) == pytest.approx(float(ref), abs=1e-5)
         x = torch.cat([x, A[:, j:j + 1]], 1)
 
