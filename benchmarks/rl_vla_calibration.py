@@ -41,7 +41,7 @@ eval_seeds = {s: 10**9 + 1000 * i + np.arange(300) for i, s in enumerate(splits)
 
 def evaluate(name, policy):
     t = time.process_time()
-    row = {s: methods.rollout(policy, s, eval_seeds[s], env_kw, greedy=True)["success"].mean() for s in splits}
+    row = {s: methods.rollout(policy, s, eval_seeds[s], env_kw, temperature=0.6, gen=torch.Generator().manual_seed(0))["success"].mean() for s in splits}
     print(f"{name:10s} " + " ".join(f"{s}={v:.3f}" for s, v in row.items()) + f"  ({time.process_time() - t:.1f} CPU s eval)", flush=True)
     return row
 

@@ -90,7 +90,7 @@ def main() -> None:
         success = {}
         for m in METHODS:
             gen = torch.Generator().manual_seed(ctx.seed)
-            success[m] = {s: methods.rollout(policies[m], s, seeds[s], env_kw, greedy=p.greedy, gen=gen)["success"]
+            success[m] = {s: methods.rollout(policies[m], s, seeds[s], env_kw, temperature=p.temperature, gen=gen)["success"]
                           for s in SPLITS}
             print(f"  {m:10s} " + " ".join(f"{s} {np.mean(v):.3f}" for s, v in success[m].items()), flush=True)
         metrics = summarise(success, p.level)

@@ -39,10 +39,14 @@ def demos(n: int, seed0: int, env_kw: dict) -> dict:
     return {"image": np.stack(images), "instruction": np.stack(instr), "action": np.array(actions, np.int64)}
 
 
-def rollout(policy, split: str, seeds, env_kw: dict, greedy: bool, gen: torch.Generator | None = None,
+def rollout(policy, split: str, seeds, env_kw: dict, temperature: float, gen: torch.Generator | None = None,
             record: bool = False, action_noise: float = 0.0) -> dict:
-    """Play one episode per reset seed (in a batch). Returns ``success`` (per episode), ``length``
-    and, if ``record``, the steps' observations, actions, log-probabilities and episode indices."""
+    """Play one episode per reset seed (in a batch), actions sampled from softmax(logits /
+    ``temperature``), or the argmax when ``temperature`` is 0. Returns ``success`` (per episode),
+    ``length`` and, if ``record``, the steps' observations, actions, log-probabilities (at
+    temperature 1, the policy's own) and episode indices."""
+    if temperature < 0:
+        raise ValueError(f"temperature must be >= 0, got {temperature}")
     envs = [PickPlaceEnv(split=split, action_noise=action_noise, **env_kw) for _ in seeds]
     obs = [e.reset(seed=int(s))[0] for e, s in zip(envs, seeds)]
     active = list(range(len(envs)))
@@ -53,10 +57,10 @@ def rollout(policy, split: str, seeds, env_kw: dict, greedy: bool, gen: torch.Ge
         while active:
             batch = {k: np.stack([obs[i][k] for i in active]) for k in ("image", "instruction")}
             lg = logits(policy, to_tensor(policy, batch))
-            if greedy:
+            if temperature == 0:
                 acts = lg.argmax(1)
             else:
-                acts = torch.multinomial(torch.softmax(lg, 1), 1, generator=gen)[:, 0]
+                acts = torch.multinomial(torch.softmax(lg / temperature, 1), 1, generator=gen)[:, 0]
             if record:
                 rec["image"].append(batch["image"])
                 rec["instruction"].append(batch["instruction"])
@@ -145,7 +149,7 @@ def grpo(policy, p, env_kw: dict, seed: int, gen: torch.Generator, ref=None) -> 
     while steps < p.env_steps:
         starts = rng.integers(2**31, size=p.groups)
         seeds = np.repeat(starts, p.group_size)
-        r = rollout(policy, "train", seeds, env_kw, greedy=False, gen=gen, record=True)
+        r = rollout(policy, "train", seeds, env_kw, temperature=1.0, gen=gen, record=True)
         steps += int(r["length"].sum())
         curve.append(float(r["success"].mean()))
         adv_ep = group_advantages(torch.as_tensor(r["success"], dtype=torch.float32),
@@ -183,7 +187,7 @@ def dpo(policy, reference, p, env_kw: dict, seed: int, gen: torch.Generator) -> 
         offset = 0
         while steps < p.env_steps // p.rounds:
             starts = rng.integers(2**31, size=p.groups)
-            r = rollout(policy, "train", np.repeat(starts, p.group_size), env_kw, greedy=False, gen=gen, record=True)
+            r = rollout(policy, "train", np.repeat(starts, p.group_size), env_kw, temperature=1.0, gen=gen, record=True)
             steps += int(r["length"].sum())
             curve.append(float(r["success"].mean()))
             succ = r["success"].reshape(p.groups, p.group_size)

@@ -81,7 +81,7 @@ class TrainStep(Strict):
 
 
 class EvaluateStep(Strict):
-    greedy: bool = Field(description="evaluate the argmax action (else sample)")
+    temperature: float = Field(ge=0, le=2, description="evaluation sampling temperature (0 = argmax); the official code's vla_temperature_eval is 0.6")
     level: float = Field(gt=0.5, lt=1, description="level of the paired t intervals")
     gif_steps: int = Field(ge=2, le=200, description="frames of the rollout GIF")
 
