@@ -5,13 +5,15 @@
 | deployment | work pool | schedule | parameters |
 |---|---|---|---|
 | ``claimbench-pipeline/nightly`` | ``claimbench`` (process) | 03:00 UTC daily | profile=default |
-| ``claimbench-pipeline/paper-gpu`` | ``claimbench-gpu`` (process) | Sat 04:00 UTC, off unless ``--gpu-schedule`` | profile=paper |
+| ``claimbench-pipeline/paper-gpu`` | ``claimbench-gpu`` (process) | Sat 04:00 UTC, off unless ``--gpu-schedule`` | profile=paper, gpu_only |
 
 Both run the flow in this checkout (the work pool's ``working_dir``): a worker on another
 machine runs them in that machine's clone once ``claimbench deploy`` has been run there
 (see the README, "Running on GPU nodes"). Each deployment runs one flow run at a time
 (deployment concurrency limit 1, later runs wait), and the flow also takes a workspace
 lock. Which stages want a GPU is not listed here: dvc.yaml marks them (``meta: {gpu: true}``).
+With a default DVC remote (``claimbench remote add``) every run pulls before it plans and pushes
+what it ran, so machines share results instead of recomputing them.
 """
 from __future__ import annotations
 
@@ -47,9 +49,12 @@ DEPLOYMENTS: tuple[DeploymentSpec, ...] = (
                     "`claimbench stack run`."),
     DeploymentSpec(
         name="paper-gpu", work_pool=GPU_POOL, cron="0 4 * * 6",
-        parameters={"profile": "paper", "targets": None},
-        description="Weekly on a GPU node: the paper profile. Its schedule is off unless deployed "
-                    "with --gpu-schedule (a schedule with no GPU worker only piles up late runs).",
+        parameters={"profile": "paper", "targets": None, "gpu_only": True},
+        description="Weekly on a GPU node: the GPU-marked stages on the paper profile. It pulls their "
+                    "inputs from the DVC remote (computing only what the remote lacks) and pushes "
+                    "what it ran; the ledger then runs where all metrics are. Its schedule is off "
+                    "unless deployed with --gpu-schedule (a schedule with no GPU worker only piles "
+                    "up late runs).",
         schedule_active=False),
 )
 

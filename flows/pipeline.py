@@ -43,6 +43,7 @@ from prefect.task_runners import ThreadPoolTaskRunner
 
 from stages.common.dvcfile import load_stages, upstream
 from stages.common.params import repo_root
+from stages.common.params_check import STAGE as PARAMS_STAGE
 
 _DVC_LOCK = threading.Lock()   # `dvc commit` / `dvc status` take DVC's repo lock: one at a time
 GPU_TAG = "gpu"
@@ -112,11 +113,13 @@ def stale_stages(root: Path, targets: list[str] | None = None) -> list[str]:
     return plan(root, targets)[0]
 
 
-def plan(root: Path, targets: list[str] | None = None) -> tuple[list[str], set[str]]:
+def plan(root: Path, targets: list[str] | None = None, force: bool = False) -> tuple[list[str], set[str]]:
     """(stages that may need to run, in dependency order; those DVC reports changed now).
 
     A stage downstream of a changed one may turn out up to date once its upstream has run
     (the upstream made identical outputs); the flow asks DVC again before running it.
+    ``force``: the targets (every stage, without targets) run even when up to date, as with
+    ``dvc repro --force``; their upstream stages run only if stale.
     """
     stages = load_stages(root)
     edges = upstream(stages)
@@ -129,10 +132,12 @@ def plan(root: Path, targets: list[str] | None = None) -> tuple[list[str], set[s
         raise RuntimeError(f"dvc status failed:\n{res.stderr}")
     changed = set(json.loads(res.stdout or "{}"))
     changed = {c.split(":")[-1] for c in changed} & set(stages)
+    if force:
+        changed |= set(targets or stages)
     order = topological(stages, edges)
     stale: set[str] = set()
-    for name in order:
-        if name in changed or edges[name] & stale:
+    for name in order:     # the params check's output is the same whenever it passes: it makes nothing stale
+        if name in changed or (edges[name] - {CHECK_STAGE}) & stale:
             stale.add(name)
     if targets:
         wanted: set[str] = set()
@@ -167,6 +172,11 @@ def study_of(stage_name: str) -> str:
     return stage_name.split("-")[0]
 
 
+# the stage that validates every study's params first (stages/common/params_check.py): upstream
+# of every stage, it belongs to no study and logs no MLflow run
+CHECK_STAGE = PARAMS_STAGE
+
+
 THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMEXPR_NUM_THREADS")
 
 
@@ -174,14 +184,14 @@ def branches(todo: list[str], edges: dict[str, set[str]]) -> int:
     """How many independent chains ``todo`` has: connected groups of stages, leaving out the
     stages that join several studies (the ledger), which run after all of them anyway."""
     def studies_above(n: str, seen: set[str]) -> set[str]:
-        out = {study_of(n)}
+        out = {study_of(n)} - {CHECK_STAGE}
         for u in edges[n]:
             if u not in seen:
                 seen.add(u)
                 out |= studies_above(u, seen)
         return out
 
-    nodes = [n for n in todo if len(studies_above(n, set())) == 1]
+    nodes = [n for n in todo if n != CHECK_STAGE and len(studies_above(n, set())) == 1]
     parent = {n: n for n in nodes}
 
     def find(n: str) -> str:
@@ -404,7 +414,7 @@ class FlowRuns:
         from stages.common import tracking
 
         self.root, self.tracking = root, tracking
-        studies = sorted({study_of(n) for n in todo})
+        studies = sorted({study_of(n) for n in todo} - {CHECK_STAGE})
         for exp in [*studies, "pipeline"]:
             tracking.ensure_experiment(exp, root)   # create store + experiments before fanning out
         tags = {"profile": profile or "", "stages": ",".join(todo), **_prefect_tags()}
@@ -455,12 +465,17 @@ def _collect(futures: dict, edges: dict[str, set[str]]) -> tuple[list[dict], dic
       log_prints=True)
 def pipeline(profile: str | None = None, targets: list[str] | None = None,
              max_parallel: int | None = None, retries: int = 2, retry_delay_s: float = 10.0,
-             gpu_slots: int | None = None) -> dict:
+             gpu_slots: int | None = None, gpu_only: bool = False, force: bool = False,
+             pull: bool = True, push: bool = True) -> dict:
     """Run the stale stages of dvc.yaml (optionally only ``targets`` and their upstream).
 
     ``max_parallel``: stage processes at once (default: CPU cores); ``retries`` /
     ``retry_delay_s``: per stage, for failures a retry can fix; ``gpu_slots``: GPU stages at
-    once on this machine (default: its CUDA devices; 0: no limit).
+    once on this machine (default: its CUDA devices; 0: no limit). ``gpu_only``: the targets
+    are the GPU-marked stages (what a GPU node runs). ``force``: run the targets even when up to
+    date. With a default DVC remote (``claimbench remote add``), ``pull`` first fetches what the
+    remote has of the stages to run and their inputs, so only what it lacks is computed, and
+    ``push`` sends the outputs of the stages that ran.
     """
     root = repo_root()
     lock = _workspace_lock(root)
@@ -471,10 +486,16 @@ def pipeline(profile: str | None = None, targets: list[str] | None = None,
             set_profile(root, profile)
         stages = load_stages(root)
         edges = upstream(stages)
-        todo, _ = plan(root, targets)
+        if gpu_only:
+            targets = sorted(set(targets or []) | {n for n, s in stages.items() if s.gpu})
+        remote = remote_name(root)
+        if remote and pull:
+            pull_inputs(root, [stages[t].address for t in targets or []], remote)
+        todo, _ = plan(root, targets, force)
         print(f"stale stages: {todo or 'none'}")
         if not todo:
-            return {"ran": [], "up_to_date": [], "failed": [], "skipped": [], "parent_run_id": None}
+            return {"ran": [], "up_to_date": [], "failed": [], "skipped": [], "parent_run_id": None,
+                    "pushed": []}
 
         slots_gpu = default_gpu_slots() if gpu_slots is None else gpu_slots
         gpu_tags = gpu_task_tags(slots_gpu)
@@ -496,9 +517,10 @@ def pipeline(profile: str | None = None, targets: list[str] | None = None,
             if s.gpu:
                 opts["tags"] = gpu_tags
             futures[name] = run_stage.with_options(**opts).submit(
-                name, s.cmd, str(root), runs.study_parent[study_of(name)],
-                recheck=bool(edges[name] & set(todo)), threads=threads, address=s.address,
-                wait_for=[futures[u] for u in edges[name] if u in futures])
+                name, s.cmd, str(root), runs.study_parent.get(study_of(name)),
+                recheck=bool(edges[name] & set(todo)) and not (force and name in (targets or stages)),
+                threads=threads, address=s.address,
+                wait_for=[futures[u] for u in edges[name] | {CHECK_STAGE} if u in futures])
         ran, failed, skipped = _collect(futures, edges)
         runs.close(ran, failed)
         if failed:
@@ -506,9 +528,12 @@ def pipeline(profile: str | None = None, targets: list[str] | None = None,
             if skipped:
                 message += f". Not run (an upstream stage failed): {', '.join(skipped)}"
             raise PipelineFailed(message)
-        runs.tracking.client(root).set_terminated(runs.parent, "FINISHED")
         done = [r for r in ran if r["ran"]]
-        return {"ran": [r["stage"] for r in done],
+        pushed = []
+        if remote and push and done:
+            pushed = push_outputs(root, [stages[r["stage"]].address for r in done], remote)
+        runs.tracking.client(root).set_terminated(runs.parent, "FINISHED")
+        return {"ran": [r["stage"] for r in done], "pushed": pushed,
                 "up_to_date": [r["stage"] for r in ran if not r["ran"]], "failed": [], "skipped": [],
                 "parent_run_id": runs.parent,
                 "stage_wall_s": {r["stage"]: r["wall_s"] for r in done},
@@ -527,6 +552,41 @@ def pipeline(profile: str | None = None, targets: list[str] | None = None,
         raise
     finally:
         lock.release()
+
+
+def remote_name(root: Path) -> str | None:
+    """The default DVC remote's name, or None (then the flow neither pulls nor pushes)."""
+    from stages.common.remote import default
+
+    return default(root)
+
+
+def pull_inputs(root: Path, addresses: list[str], remote: str) -> None:
+    """``dvc pull`` what the remote has: of the given stages and everything upstream of them, or
+    of the whole DAG. Missing objects are not an error (the remote may hold part of a run);
+    their stages are stale afterwards and run."""
+    args = ["pull", "--allow-missing", "--remote", remote]
+    if addresses:
+        args += ["--with-deps", *addresses]
+    t0 = time.perf_counter()
+    res = _dvc(*args, root=root)
+    if res.returncode != 0:
+        raise RuntimeError(f"dvc {' '.join(args)} failed:\n{res.stderr.strip()}")
+    summary = [line for line in res.stdout.splitlines() if line.strip()][-1:] or ["nothing to pull"]
+    print(f"pulled from remote {remote} in {time.perf_counter() - t0:.1f} s: {summary[0].strip()}")
+
+
+def push_outputs(root: Path, addresses: list[str], remote: str) -> list[str]:
+    """``dvc push`` the outputs of the stages that ran; returns their addresses."""
+    t0 = time.perf_counter()
+    res = _dvc("push", "--remote", remote, *addresses, root=root)
+    if res.returncode != 0:
+        raise RuntimeError(f"dvc push to remote {remote} failed (the stages ran and are committed "
+                           f"here; `dvc push` again to share them):\n{res.stderr.strip()}")
+    summary = [line for line in res.stdout.splitlines() if line.strip()][-1:] or [""]
+    print(f"pushed {len(addresses)} stage(s) to remote {remote} in {time.perf_counter() - t0:.1f} s: "
+          f"{summary[0].strip()}")
+    return addresses
 
 
 def _prefect_tags() -> dict[str, str]:
@@ -575,6 +635,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--retry-delay", type=float, default=10.0, help="seconds between retries")
     ap.add_argument("--task-runner", default="threads",
                     help="threads (default) | dask (local cluster) | dask://host:port")
+    ap.add_argument("--gpu-only", action="store_true", help="target the GPU-marked stages (a GPU node's share)")
+    ap.add_argument("--force", action="store_true", help="run the targets even when up to date")
+    ap.add_argument("--no-pull", action="store_true", help="do not pull from the default DVC remote first")
+    ap.add_argument("--no-push", action="store_true", help="do not push what ran to the default DVC remote")
     ap.add_argument("targets", nargs="*")
     a = ap.parse_args(argv)
     signal.signal(signal.SIGTERM, _exit_on_sigterm)
@@ -582,7 +646,8 @@ def main(argv: list[str] | None = None) -> int:
     if a.task_runner != "threads":
         flow_fn = pipeline.with_options(task_runner=make_task_runner(a.task_runner))
     state = flow_fn(profile=a.profile, targets=a.targets or None, max_parallel=a.max_parallel,
-                     retries=a.retries, retry_delay_s=a.retry_delay, return_state=True)
+                     retries=a.retries, retry_delay_s=a.retry_delay, gpu_only=a.gpu_only, force=a.force,
+                     pull=not a.no_pull, push=not a.no_push, return_state=True)
     if state.is_completed():
         print(json.dumps(state.result(), indent=2))
         return 0

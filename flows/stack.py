@@ -319,6 +319,7 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("deployment", nargs="?", default="nightly")
     run.add_argument("--profile", choices=["smoke", "default", "paper"])
     run.add_argument("--target", action="append", dest="targets", help="a dvc.yaml stage (repeatable)")
+    run.add_argument("--force", action="store_true", help="run the targets even when up to date")
     run.add_argument("--no-wait", action="store_true")
     a = ap.parse_args(argv)
     stack = Stack(state_dir=a.state_dir)
@@ -345,6 +346,8 @@ def main(argv: list[str] | None = None) -> int:
                 params["profile"] = a.profile
             if a.targets:
                 params["targets"] = a.targets
+            if a.force:
+                params["force"] = True
             res = stack.trigger(a.deployment, params, wait=not a.no_wait)
             print(json.dumps(res, indent=2))
             return 0 if res["state"] in ("COMPLETED", "SCHEDULED", "PENDING", "RUNNING") else 1

@@ -77,8 +77,8 @@ def strip_wall_times(obj):
 
 
 def keep_studies(root: Path, studies: list[str]) -> None:
-    """Keep in ``root``'s pipeline only the stages of ``studies`` (``corpora`` too when named)
-    and the ledger: the other studies' dvc.yaml files go (their code stays), and their lines
+    """Keep in ``root``'s pipeline only the stages of ``studies`` (``corpora`` too when named),
+    the params check (it validates every study's params, a second's work) and the ledger: the other studies' dvc.yaml files go (their code stays), and their lines
     leave the ledger's deps. The root dvc.yaml is edited as text, so it keeps its layout."""
     from .dvcfile import pipeline_files
 

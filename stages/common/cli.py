@@ -17,6 +17,9 @@
     claimbench new-study NAME [--title T] [--paper P]
                                       write a new study's skeleton: stages/NAME (its dvc.yaml
                                       included), tests/NAME, and its place in the ledger
+    claimbench remote [add PATH|URL [--name N] [--local]]
+                                      the default DVC remote (a local folder, or s3/gs/ssh with
+                                      their extras) that machines share data outputs through
     claimbench flow [--profile P]     run the pipeline as a Prefect flow (flows/pipeline.py)
     claimbench stack up|status|run|down   the local Prefect server + worker + MLflow server
     claimbench deploy                 create the Prefect deployments (flows/deploy.py)
@@ -59,7 +62,8 @@ def _format_params_file(path) -> None:
 
 def _cmd_validate(args: argparse.Namespace) -> int:
     from .claims import load_claims
-    from .params import ParamsError, load_common, load_study, read_params, repo_root, study_params_files
+    from .params import ParamsError, load_common, read_params, repo_root, study_params_files
+    from .params_check import check_study
 
     root = repo_root()
     files = study_params_files(root)
@@ -71,19 +75,14 @@ def _cmd_validate(args: argparse.Namespace) -> int:
         return 2
     for study in args.studies or sorted(files):
         try:
-            if study not in files:
-                raise ParamsError(f"no stages/{study}/params.json")
-            folder = files[study].parent.relative_to(root)
-            module = ".".join(folder.parts) + (".params" if (root / folder / "params.py").exists() else ".stage")
-            cls = getattr(importlib.import_module(module), "PARAMS")  # each study's params.py names its model
-            load_study(study, cls, read_params(root, studies=[study]))
+            check_study(root, study, files)
             if args.format:
                 _format_params_file(files[study])
-            claims = root / folder / "claims.yaml"
+            claims = files[study].parent / "claims.yaml"
             if claims.exists():
                 load_claims(claims)
             print(f"ok: {study}")
-        except (ParamsError, AttributeError, ModuleNotFoundError) as err:
+        except ParamsError as err:
             problems += 1
             print(f"{study}: {err}", file=sys.stderr)
     return 2 if problems else 0
@@ -274,6 +273,29 @@ def _cmd_plots(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_remote(args: argparse.Namespace) -> int:
+    from .params import repo_root
+    from .remote import RemoteError, add, default, url_of
+
+    root = repo_root()
+    if args.action == "add":
+        if not args.url:
+            print("error: claimbench remote add needs a PATH or URL", file=sys.stderr)
+            return 2
+        try:
+            stored = add(root, args.url, args.name, args.local)
+        except RemoteError as err:
+            print(f"error: {err}", file=sys.stderr)
+            return 2
+        where = ".dvc/config.local (this clone)" if args.local else ".dvc/config (commit it to share)"
+        print(f"default remote {args.name}: {stored}, in {where}")
+        return 0
+    name = default(root)
+    print(f"default remote {name}: {url_of(root, name)}" if name else
+          "no default remote (claimbench remote add PATH|URL)")
+    return 0
+
+
 PASS_THROUGH = {"flow": "flows.pipeline", "stack": "flows.stack", "deploy": "flows.deploy"}
 
 
@@ -316,6 +338,12 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--rtol", type=float, default=1e-6, help="relative change below which a figure is the same")
     p.add_argument("--page", action="store_true", help="also write reports/claims-diff.html for the ledger page")
     p.set_defaults(fn=_cmd_diff)
+    p = sub.add_parser("remote", help="show or set the default DVC remote (data shared between machines)")
+    p.add_argument("action", nargs="?", choices=["add", "show"], default="show")
+    p.add_argument("url", nargs="?", help="a local folder, or s3://, gs://, ssh:// (with the extra installed)")
+    p.add_argument("--name", default="storage", help="the remote's name in DVC's config (default: storage)")
+    p.add_argument("--local", action="store_true", help="write .dvc/config.local (this clone only)")
+    p.set_defaults(fn=_cmd_remote)
     for name, text in (
             ("flow", "run the Prefect pipeline flow (claimbench flow --help)"),
             ("stack", "start/stop the local Prefect + MLflow stack: up|status|run|down"),

@@ -178,7 +178,7 @@ def check_stage(root: Path, deps: list[str], module: str,
     """(missing, infrastructure, stale): files the stage imports (or runs) that its deps do not
     cover; infrastructure files its deps name or cover through a folder; and code deps it neither
     imports nor runs (an edit to them would re-run it for nothing)."""
-    need = code_deps(root, module, runs)
+    need = _needed(root, module, runs)
     missing = [f for f in need if not covered(f, deps)]
     infra = [f for f in INFRASTRUCTURE if covered(f, deps) and (root / f).exists()]
     stale = [d for d in deps if _is_code(d) and d not in need and d not in INFRASTRUCTURE]
@@ -192,8 +192,25 @@ def _is_code(dep: str) -> bool:
 
 def planned_deps(root: Path, current: list[str], module: str, runs: list[str] = ()) -> list[str]:
     """The stage's deps with its code deps replaced by :func:`code_deps` (what it imports and
-    runs); data deps and non-Python files stay as they are, after the code."""
+    runs); data deps and non-Python files stay as they are, after the code. The ``params``
+    stage's deps are all computed (every params file and model: see
+    :func:`stages.common.params_check.stage_deps`)."""
+    if module == PARAMS_CHECK:
+        return _needed(root, module, runs)
     return code_deps(root, module, runs) + [d for d in current if not _is_code(d)]
+
+
+PARAMS_CHECK = "stages.common.params_check"
+
+
+def _needed(root: Path, module: str, runs: list[str] = ()) -> list[str]:
+    """The deps a stage running ``module`` must name: its code deps, or for the ``params`` stage,
+    every params file and model (it imports the models by name, which the import graph cannot see)."""
+    if module == PARAMS_CHECK:
+        from stages.common.params_check import stage_deps
+
+        return stage_deps(root)
+    return code_deps(root, module, runs)
 
 
 def rewrite_deps(text: str, stage_name: str, deps: list[str]) -> str:

@@ -106,6 +106,12 @@ def new_study(root: Path, name: str, title: str = "", paper: str = "") -> list[P
         text = rewrite_deps(text, stage_name, new)
     write_text(study_dvc, text)
     written.append(study_dvc)
-    write_text(root / "dvc.yaml", add_to_ledger((root / "dvc.yaml").read_text(), name))
+    text = add_to_ledger((root / "dvc.yaml").read_text(), name)
+    if "\n  params:\n" in text:        # the params stage validates the new study's params too
+        from .depgraph import PARAMS_CHECK
+        from .params_check import STAGE
+
+        text = rewrite_deps(text, STAGE, planned_deps(root, [], PARAMS_CHECK))
+    write_text(root / "dvc.yaml", text)
     written.append(root / "dvc.yaml")
     return written

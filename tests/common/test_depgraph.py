@@ -49,6 +49,22 @@ def test_the_ledger_depends_on_every_study():
         assert f"stages/{study}/claims.yaml" in ledger and f"reports/{study}" in ledger, study
 
 
+def test_every_stage_lies_downstream_of_the_params_check():
+    """DVC removes a stage's outs before it runs; the params stage must run before any of them."""
+    from stages.common.dvcfile import upstream
+    from stages.common.params_check import MARKER, STAGE, stage_deps
+
+    edges = upstream(STAGES)
+    for name in STAGES:
+        if name == STAGE:
+            continue
+        if not edges[name]:
+            raise AssertionError(f"{name} has no upstream stage: add {MARKER} to its deps")
+    assert set(stage_deps(REPO)) == set(STAGES[STAGE].deps)
+    params_files = {p.relative_to(REPO).as_posix() for p in REPO.glob("stages/**/params.json")}
+    assert params_files <= set(STAGES[STAGE].deps) and len(params_files) >= 15
+
+
 @pytest.fixture
 def tree(tmp_path):
     """stages/{common/{io,tracking,seeding}, s/{__init__ (docstring only), train, model, util}}."""
@@ -129,7 +145,7 @@ def test_keep_studies_cuts_the_dag_down_and_keeps_its_layout(tmp_path):
     shutil.copytree(REPO / "stages", tmp_path / "stages", ignore=shutil.ignore_patterns("__pycache__"))
     keep_studies(tmp_path, ["zipf_bigram"])
     stages = load_stages(tmp_path)
-    assert sorted(stages) == ["ledger", "zipf_bigram-evaluate", "zipf_bigram-prepare", "zipf_bigram-train"]
+    assert sorted(stages) == ["ledger", "params", "zipf_bigram-evaluate", "zipf_bigram-prepare", "zipf_bigram-train"]
     assert stages["zipf_bigram-train"].address == "stages/zipf_bigram/dvc.yaml:zipf_bigram-train"
     assert stages["ledger"].address == "ledger"
     ledger = stages["ledger"].deps

@@ -77,7 +77,7 @@ def test_new_study_runs_its_chain_and_the_ledger_shows_it_not_run(tmp_path):
 
     # the pipeline runs it, and the ledger lists its placeholder as not run, never as holding
     repro = stage_names(sh(["dvc", "repro"], root).stdout)
-    assert sorted(repro) == ["demo_study-evaluate", "demo_study-prepare", "demo_study-train", "ledger"]
+    assert sorted(repro) == ["demo_study-evaluate", "demo_study-prepare", "demo_study-train", "ledger", "params"]
     rows = [r for r in json.loads((root / "reports/claims.json").read_text()) if r["study"] == "demo_study"]
     assert [(r["id"], r["measured"], r["holds"]) for r in rows] == [("placeholder", None, None)]
     m = json.loads((root / "reports/demo_study/metrics.json").read_text())

@@ -17,7 +17,7 @@ def test_flow_on_a_dask_cluster(mini_copy):
     proc = sh([sys.executable, "-m", "flows.pipeline", "--task-runner", "dask", "zipf_bigram-evaluate"],
               repo_copy, timeout=900)
     result = json.loads(proc.stdout[proc.stdout.index("{"):])
-    assert result["ran"] == ["zipf_bigram-prepare", "zipf_bigram-train", "zipf_bigram-evaluate"]
+    assert result["ran"] == ["params", "zipf_bigram-prepare", "zipf_bigram-train", "zipf_bigram-evaluate"]
     assert "are up to date" in sh(["dvc", "status", "stages/zipf_bigram/dvc.yaml:zipf_bigram-evaluate"],
                                   repo_copy).stdout
 

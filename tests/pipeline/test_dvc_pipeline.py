@@ -53,7 +53,7 @@ def test_dvc_repro_smoke(smoke_built, built_copy):
     # changing one evaluate param re-runs only what depends on it
     set_line(repo_copy / "stages/zipf_bigram/params.json", "\"fit_min_log2_d\": 7", "\"fit_min_log2_d\": 8")
     out = sh(["dvc", "repro"], repo_copy).stdout
-    assert ran_stages(out) == ["zipf_bigram-evaluate", "ledger"]
+    assert ran_stages(out) == ["params", "zipf_bigram-evaluate", "ledger"]
 
     # MLflow: experiment zipf_bigram with one run per stage, tagged and with metrics and plots
     from mlflow.tracking import MlflowClient
@@ -94,7 +94,7 @@ def test_exp_run_set_param_and_params_diff(built_copy):
     sh(["git", "commit", "-qm", "built"], repo)
     key = "zipf_bigram.smoke.evaluate.fit_min_log2_d"
     out = sh(["dvc", "exp", "run", "-S", f"stages/zipf_bigram/params.json:{key}=8"], repo).stdout
-    assert ran_stages(out) == ["zipf_bigram-evaluate", "ledger"]
+    assert ran_stages(out) == ["params", "zipf_bigram-evaluate", "ledger"]
     data = json.loads((repo / "stages/zipf_bigram/params.json").read_text())
     assert data["zipf_bigram"]["smoke"]["evaluate"]["fit_min_log2_d"] == 8
     diff = sh(["dvc", "params", "diff", "--md"], repo).stdout
@@ -107,19 +107,34 @@ def test_exp_run_set_param_and_params_diff(built_copy):
     assert stale(repo) == set(load_stages(repo)), status
 
 
-def test_bad_param_stops_before_compute(built_copy):
+def _tree_digest(root) -> dict[str, str]:
+    """sha256 of every file under data/ and reports/ (the workspace outputs), by path."""
+    import hashlib
+
+    return {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for top in ("data", "reports") for p in sorted((root / top).rglob("*")) if p.is_file()}
+
+
+def test_bad_param_stops_before_compute_and_touches_no_output(built_copy):
+    """A rejected param under plain `dvc repro`: the params stage refuses it before DVC removes
+    any stage's outs, so every file under data/ and reports/ is byte-identical afterwards."""
     repo_copy = built_copy
     assert ran_stages(sh(["dvc", "repro"], repo_copy).stdout) == []
     lock_before = (repo_copy / "dvc.lock").read_text()
-    metrics_before = (repo_copy / "reports/zipf_bigram/metrics.json").read_text()
+    files_before = _tree_digest(repo_copy)
+    assert "data/zipf_bigram/results.json" in files_before and "reports/params.ok" in files_before
     set_line(repo_copy / "stages/zipf_bigram/params.json", "\"alphas\": [0.5, 1.0, 2.0]", "\"alphas\": [-0.5, 1.0, 2.0]")
     proc = sh(["dvc", "repro"], repo_copy, check=False)
     assert proc.returncode != 0
     err = proc.stdout + proc.stderr
     assert "zipf_bigram.smoke.prepare.alphas[0]" in err and "-0.5" in err and ">= 0" in err
-    assert "iterations-to-epsilon" not in err and "sampling corpora" not in err
+    assert ran_stages(proc.stdout) == ["params"], err           # no study stage started
     assert (repo_copy / "dvc.lock").read_text() == lock_before
-    assert (repo_copy / "reports/zipf_bigram/metrics.json").read_text() == metrics_before
+    assert _tree_digest(repo_copy) == files_before
+    # the same through the Prefect flow: its params stage fails, nothing else runs
+    flow = sh([__import__("sys").executable, "-m", "flows.pipeline", "--retries", "0"], repo_copy, check=False)
+    assert flow.returncode != 0 and "stage params failed (exit status 2)" in flow.stdout + flow.stderr
+    assert _tree_digest(repo_copy) == files_before
 
 
 def test_infrastructure_edits_rerun_nothing_and_a_common_module_reruns_its_users(built_copy):

@@ -1,0 +1,10 @@
+"""Every file the autosep stages read or write, in one place. Stages take their paths from here,
+not from one another, so a stage's deps (its imports) are the modules it runs and no more."""
+DATASET = "data/autosep/dataset.npz"
+PROMPTS = "data/autosep/prompts.json"
+MODEL = "data/autosep/model"
+PREPARE_METRICS = "reports/autosep/prepare.json"
+TRAIN_METRICS = "reports/autosep/train.json"
+METRICS = "reports/autosep/metrics.json"
+PLOT, PLOT_DATA = "reports/autosep/accuracy.png", "reports/autosep/accuracy.csv"
+CONTROLS_PLOT, CONTROLS_DATA = "reports/autosep/controls.png", "reports/autosep/controls.csv"

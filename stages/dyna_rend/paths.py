@@ -1,0 +1,10 @@
+"""Every file the dyna_rend stages read or write, in one place. Stages take their paths from here,
+not from one another, so a stage's deps (its imports) are the modules it runs and no more."""
+SCENES = "data/dyna_rend/scenes.npz"
+WEIGHTS = "data/dyna_rend/weights.pt"
+MODEL = "data/dyna_rend/model"
+PREPARE_METRICS = "reports/dyna_rend/prepare.json"
+TRAIN_METRICS = "reports/dyna_rend/train.json"
+METRICS = "reports/dyna_rend/metrics.json"
+PLOT, PLOT_DATA = "reports/dyna_rend/success.png", "reports/dyna_rend/success.csv"
+VIEWS_PLOT = "reports/dyna_rend/renders.png"

@@ -1,0 +1,138 @@
+"""gara_sam train: pre-train the segmenter on clean scenes, freeze it, then adapt it to corruptions.
+
+1. Pre-training: the U-Net learns to segment clean scenes (every shape kind). It is then frozen:
+   our stand-in for SAM.
+2. Adaptation, every arm on the same adaptation set for the same number of Adam steps:
+   - ``lora``: peft's LoRA (rank r, the baseline library) on the six encoder convs, merged after training;
+   - ``gara``: the gated-rank adapter (stages/gara_sam/net.py) with r_max = r on the same convs;
+   - ``gara_const``: the same with the gate fed a constant (rank learned, not input-aware): the ablation;
+   - ``full``: full fine-tuning of every weight.
+   ``frozen`` is the pre-trained model unchanged.
+
+Outputs: data/gara_sam/weights.npz (every arm's weights), data/gara_sam/model (the GaRA-adapted
+segmenter as an MLflow pyfunc model, logged and registered) and reports/gara_sam/train.json.
+"""
+from __future__ import annotations
+
+from stages.common.stage import fail, stage
+
+from .params import PARAMS
+from .paths import MODEL, SCENES, TRAIN_METRICS, WEIGHTS
+
+ADAPT_ARMS = ("lora", "gara", "gara_const", "full")
+
+
+def pretrain(x, y, width: int, loop, seed: int, progress: bool = True, device="cpu"):
+    """The segmenter trained on clean scenes (x, y float tensors) and its loss curve."""
+    import torch
+
+    from .net import UNet, train_loop
+
+    torch.manual_seed(seed)
+    model = UNet(width).to(device)
+    gen = torch.Generator().manual_seed(seed)
+    losses = train_loop(model, list(model.parameters()), x, y, loop.steps, loop.batch, loop.lr, gen,
+                        desc="gara_sam: pre-train", progress=progress)
+    return model, losses
+
+
+def adapt(arm: str, base, x, y, p, seed: int, progress: bool = True, device="cpu"):
+    """(adapted model in the layout of net.build_arm(arm), its gated layers, loss curve, trainable parameters)."""
+    import copy
+
+    import torch
+
+    from .net import ARMS, GATED_ARMS, add_gated, peft_lora, train_loop
+
+    model = copy.deepcopy(base)
+    idx = ARMS.index(arm)
+    torch.manual_seed(seed * 1000 + idx)                   # each arm's own streams, whatever the order
+    gen = torch.Generator().manual_seed(seed * 1000 + idx)
+    desc = f"gara_sam: {arm}"
+    if arm == "lora":
+        pm = peft_lora(model, p.rank, p.alpha)
+        params = [q for q in pm.parameters() if q.requires_grad]
+        losses = train_loop(pm, params, x, y, p.steps, p.batch, p.lr, gen, desc=desc, progress=progress)
+        return pm.merge_and_unload().eval(), [], losses, sum(q.numel() for q in params)
+    if arm in GATED_ARMS:
+        gated = add_gated(model, p.rank, p.alpha, GATED_ARMS[arm], p.tau, p.gate_bias)
+        model.to(device)
+        params = [q for q in model.parameters() if q.requires_grad]
+        losses = train_loop(model, params, x, y, p.steps, p.batch, p.lr, gen, lam=p.lam, gated=gated,
+                            desc=desc, progress=progress, gate_lr_mult=p.gate_lr_mult)
+        return model, gated, losses, sum(q.numel() for q in params)
+    if arm == "full":
+        params = list(model.parameters())
+        losses = train_loop(model, params, x, y, p.steps, p.batch, p.full_lr, gen, desc=desc, progress=progress)
+        return model, [], losses, sum(q.numel() for q in params)
+    raise ValueError(f"unknown adaptation arm {arm!r}; expected one of {ADAPT_ARMS}")
+
+
+def save_mlflow(target, arrays: dict, config: dict) -> None:
+    """The GaRA-adapted segmenter as an MLflow pyfunc folder: its weights (npz) and config.json."""
+    import json
+    import tempfile
+    from pathlib import Path
+
+    from stages.common.io import write_npz
+    from stages.common.mlmodel import save_pyfunc
+
+    with tempfile.TemporaryDirectory() as scratch:
+        weights, cfg = Path(scratch) / "weights.npz", Path(scratch) / "config.json"
+        write_npz(weights, {k: v for k, v in arrays.items() if k.startswith("gara/")})
+        cfg.write_text(json.dumps(config, sort_keys=True, indent=1))
+        save_pyfunc(target, Path(__file__).with_name("pyfunc.py"), {"weights": weights, "config": cfg})
+
+
+def main() -> None:
+    with stage("gara_sam", "train", PARAMS) as ctx:
+        import time
+
+        import numpy as np
+
+        from stages.common.device import limit_threads, select_device
+        from stages.common.io import write_json, write_npz
+
+        from .net import state_arrays, to_tensor
+
+        limit_threads()        # one thread: a 30k-parameter U-Net on 32x32 images gains nothing from two
+        if not ctx.path(SCENES).exists():
+            fail(f"{SCENES} is missing; run `dvc repro stages/gara_sam/dvc.yaml:gara_sam-prepare` first")
+        data = np.load(ctx.path(SCENES))
+        p = ctx.params.train
+        device = select_device(ctx.common.device)
+
+        pre_x, pre_y = to_tensor(data["pre_x"], image=True).to(device), to_tensor(data["pre_y"]).to(device)
+        ad_x, ad_y = to_tensor(data["adapt_x"], image=True).to(device), to_tensor(data["adapt_y"]).to(device)
+        t0 = time.process_time()
+        base, pre_losses = pretrain(pre_x, pre_y, p.width, p.pretrain, ctx.seed, device=device)
+        timing = {"pretrain_cpu_s": time.process_time() - t0}
+        ctx.run.log_curve("pretrain.loss", pre_losses)
+        arrays = state_arrays(base, "frozen")
+        summary = {"pretrain": {"steps": p.pretrain.steps, "loss_first": pre_losses[0],
+                                "loss_last20_mean": float(np.mean(pre_losses[-20:]))},
+                   "n_params": sum(q.numel() for q in base.parameters())}
+        for arm in ADAPT_ARMS:
+            t0 = time.process_time()
+            model, _, losses, n_train = adapt(arm, base, ad_x, ad_y, p.adapt, ctx.seed, device=device)
+            timing[f"{arm}_cpu_s"] = time.process_time() - t0
+            ctx.run.log_curve(f"{arm}.loss", losses)
+            arrays.update(state_arrays(model, arm))
+            summary[arm] = {"trainable_params": int(n_train), "loss_first": losses[0],
+                            "loss_last20_mean": float(np.mean(losses[-20:]))}
+        write_npz(ctx.path(WEIGHTS), arrays)
+        a = p.adapt
+        save_mlflow(ctx.path(MODEL), arrays, {"width": p.width, "rank": a.rank, "alpha": a.alpha, "tau": a.tau,
+                                             "gate_bias": a.gate_bias, "arm": "gara"})
+        ctx.run.log_model(ctx.path(MODEL), "gara_segmenter", params={"arm": "gara", "width": p.width, **a.model_dump()})
+        write_json(ctx.path(TRAIN_METRICS), summary)
+        timing["gara_steps_per_s_cpu"] = a.steps / max(timing["gara_cpu_s"], 1e-9)
+        timing["pretrain_steps_per_s_cpu"] = p.pretrain.steps / max(timing["pretrain_cpu_s"], 1e-9)
+        ctx.run.log_metrics(timing)           # timings vary run to run: MLflow, not the metrics file
+        print("  CPU s: " + ", ".join(f"{k[:-6]} {v:.1f}" for k, v in timing.items() if k.endswith("_cpu_s"))
+              + f"; pre-training {timing['pretrain_steps_per_s_cpu']:.1f} steps/s, "
+              f"GaRA {timing['gara_steps_per_s_cpu']:.1f} steps/s", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,17 @@
+"""Fixtures of the dyna_rend tests."""
+from __future__ import annotations
+
+from tests.common.conftest import params_copy, python_exe, real_params, stage_env  # noqa: F401 - shared fixtures
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def _one_torch_thread():
+    """These tests' tensors are tiny: one torch thread (two spin-wait against a busy core), restored after."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
