@@ -1,9 +1,13 @@
 """rl_vla calibration: SFT, then PPO / GRPO / DPO from it, success on the five splits; CPU seconds.
 
-    python benchmarks/rl_vla_calibration.py [seed] [n_demos] [env_steps]
+    python benchmarks/rl_vla_calibration.py [seed] [n_demos] [env_steps] [sft_epochs] [two-budgets]
+
+Environment: ``PPO_ONLY=1`` stops after PPO; ``PPO_LR``, ``PPO_EPOCHS``, ``PPO_ENT`` override PPO's
+learning rate (3e-4), epochs (4) and entropy coefficient (0.01).
 """
 from __future__ import annotations
 
+import os
 import sys
 import time
 from types import SimpleNamespace as NS
@@ -49,13 +53,17 @@ def evaluate(name, policy):
 res = {"sft": evaluate("sft", pol)}
 pkw = policy_kwargs(**arch)
 for steps in ([2048, env_steps] if len(sys.argv) > 5 else [env_steps]):
-    pp = NS(n_envs=8, n_steps=128, batch=256, epochs=4, lr=3e-4, gamma=0.97, clip=0.2, ent_coef=0.01, vf_coef=0.5, env_steps=steps)
+    pp = NS(n_envs=8, n_steps=128, batch=256, epochs=int(os.environ.get("PPO_EPOCHS", 4)),
+            lr=float(os.environ.get("PPO_LR", 3e-4)), gamma=0.97, clip=0.2,
+            ent_coef=float(os.environ.get("PPO_ENT", 0.01)), vf_coef=0.5, env_steps=steps)
     t = time.process_time()
     ppo_pol, curve = methods.ppo(sft_state, pp, env_kw, seed, pkw)
     dt = time.process_time() - t
     print(f"ppo {steps} steps: {dt:.1f} CPU s ({steps / dt:.0f} env steps/s); train success first/last 100: "
           f"{np.mean(curve[:100]):.2f} {np.mean(curve[-100:]):.2f}", flush=True)
     res[f"ppo{steps}"] = evaluate(f"ppo{steps}", ppo_pol)
+if os.environ.get("PPO_ONLY"):
+    sys.exit(0)
 gp = NS(lr=3e-4, env_steps=env_steps, groups=16, group_size=8, epochs=2, batch=256, clip=0.2)
 g_pol = load_state(make_policy(env.observation_space, env.action_space, **arch), sft_state)
 t = time.process_time()

@@ -4,9 +4,9 @@
 * :func:`rollout`: a batch of episodes played by a policy, greedy or sampled, recorded if asked.
 * :func:`sft`: behaviour cloning (cross-entropy on the expert's actions), from a fresh policy.
 * :func:`ppo`: stable-baselines3's PPO from the SFT weights (the baseline library, run for real).
-* :func:`grpo`: group-relative policy optimisation (our own, :mod:`.pg`): groups of episodes from one
+* :func:`grpo`: group-relative policy optimisation (our own, on the shared core :mod:`stages.common.pg`): groups of episodes from one
   reset seed, success as the reward, the clipped surrogate with no critic.
-* :func:`dpo`: direct preference optimisation (our own, :mod:`.pg`): pairs (a successful and a failed
+* :func:`dpo`: direct preference optimisation (our own, on the shared core :mod:`stages.common.pg`): pairs (a successful and a failed
   episode from one reset seed) from the current policy's rollouts, the SFT policy as the reference.
 
 PPO, GRPO and DPO see the same number of environment steps (``env_steps``), all on the training split.
@@ -16,8 +16,9 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from stages.common.pg import clipped_surrogate, dpo_loss, group_advantages, sequence_logp
+
 from .env import PickPlaceEnv
-from .pg import clipped_surrogate, dpo_loss, group_advantages, sequence_logp
 from .policy import logits, to_tensor
 
 

@@ -6,8 +6,9 @@ the instruction (FiLM: the instruction's word one-hots, as stable-baselines3 han
 space over, through a linear map to a scale and a shift per channel), a 3x3 convolution, and a
 linear layer to ``features`` units. The image is the wrist view (centred on the gripper), so where a
 thing lies in it is where it lies relative to the gripper. The action head is stable-baselines3's ``action_net`` (a linear
-layer to the 6 action logits); the critic's ``value_net`` shares the extractor (the paper's shared
-actor-critic backbone) and is used by PPO only. SFT, GRPO and DPO train the same module, so every
+layer to the 6 action logits); the critic (``value_net`` on its own copy of the extractor:
+stable-baselines3's ``share_features_extractor=False``, so the critic's early, noisy gradients do not
+disturb the SFT features) is used by PPO only. SFT, GRPO and DPO train the same module, so every
 method starts from the same SFT weights and is evaluated through the same forward pass.
 """
 from __future__ import annotations

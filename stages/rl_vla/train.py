@@ -5,7 +5,7 @@
   the training split, shared actor-critic backbone (a fresh value head).
 * ``ppo_short``: the same PPO with ``short_frac`` of the steps: the ablation in which the checks
   should fail (too little RL).
-* ``grpo``, ``dpo``: our own (stages/rl_vla/pg.py), from the SFT weights, with PPO's step budget.
+* ``grpo``, ``dpo``: our own (the shared core, stages/common/pg.py), from the SFT weights, with PPO's step budget.
 
 Every policy is saved as an MLflow pyfunc model (data/rl_vla/models/<method>), logged and registered.
 Outputs: data/rl_vla/models and reports/rl_vla/train.json (losses, training success curves' ends).
