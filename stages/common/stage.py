@@ -172,6 +172,26 @@ def check_deps_against_lock(root: Path, stage_name: str, deps: list[str],
     return problems
 
 
+def keep_freed_memory() -> bool:
+    """Tell glibc's malloc to keep freed memory for reuse instead of handing it back to the kernel:
+    blocks up to 32 MB come from the heap (not a fresh ``mmap`` each time) and the heap is trimmed
+    only past 512 MB free. torch frees and re-allocates its activation buffers at every step; by
+    default each large one is a new mapping whose pages fault in again, zeroed by the kernel.
+    Measured on 2 cores (rl_vla's SB3 PPO, 16k steps): 3.3 M minor page faults and 39.8 s of CPU
+    (6.5 s of it system time) fell to 0.1 M and 29.4 s (0.4 s system), with the same results and
+    the same peak memory (518 vs 523 MB). It changes where memory comes from, never a value
+    computed. Returns False where the C library is not glibc (nothing is changed there)."""
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
+        return bool(libc.mallopt(M_MMAP_THRESHOLD, 32 * 1024 * 1024)
+                    and libc.mallopt(M_TRIM_THRESHOLD, 512 * 1024 * 1024))
+    except (OSError, AttributeError):
+        return False
+
+
 def _raise_on_sigterm(signum, frame):  # noqa: ARG001 - signal handler signature
     raise SystemExit(f"terminated by signal {signal.Signals(signum).name}")
 
@@ -191,6 +211,7 @@ def stage(study: str, step: str, model: type[M], stage_name: str | None = None,
           track: bool = True) -> Iterator[StageContext]:
     stage_name = stage_name or f"{study}-{step}"
     root = repo_root()
+    keep_freed_memory()
     try:
         common, params = load_study(study, model)
     except ParamsError as err:

@@ -1,0 +1,10 @@
+"""Every file the purpcode stages read or write, in one place. Stages take their paths from here,
+not from one another, so a stage's deps (its imports) are the modules it runs and no more."""
+DATASET = "data/purpcode/dataset.json"
+MODELS = "data/purpcode/models.pt"
+MODEL = "data/purpcode/model"
+PREPARE_METRICS = "reports/purpcode/prepare.json"
+TRAIN_METRICS = "reports/purpcode/train.json"
+METRICS = "reports/purpcode/metrics.json"
+RESULTS = "reports/purpcode/results.csv"
+PLOT, PLOT_DATA = "reports/purpcode/safety_utility.png", "reports/purpcode/safety_utility.csv"
