@@ -17,7 +17,7 @@ import torch
 
 from stages.common.device import limit_threads
 from stages.rl_vla import methods
-from stages.rl_vla.env import PickPlaceEnv
+from stages.rl_vla.env import PickPlaceEnv, expert_demos
 from stages.rl_vla.policy import load_state, make_policy, policy_kwargs, state_bytes
 
 limit_threads()
@@ -31,7 +31,7 @@ arch = {"cell": 6, "channels": 16, "features": 128}
 env = PickPlaceEnv(**env_kw)
 gen = torch.Generator().manual_seed(seed)
 t = time.process_time()
-data = methods.demos(n_demos, 10_000 * (seed + 1), env_kw)
+data = expert_demos(n_demos, 10_000 * (seed + 1), env_kw)
 print(f"demos: {len(data['action'])} steps, {time.process_time() - t:.1f} CPU s", flush=True)
 pol = make_policy(env.observation_space, env.action_space, **arch)
 t = time.process_time()

@@ -258,3 +258,21 @@ class PickPlaceEnv(gym.Env):
 
 
 gym.register(id=ENV_ID, entry_point=PickPlaceEnv)
+
+
+def expert_demos(n: int, seed0: int, env_kw: dict) -> dict:
+    """``n`` expert episodes on the training split (reset seeds seed0 .. seed0 + n - 1): stacked
+    observations and the expert's actions."""
+    env = PickPlaceEnv(split="train", **env_kw)
+    images, instr, actions = [], [], []
+    for i in range(n):
+        obs, _ = env.reset(seed=seed0 + i)
+        done = False
+        while not done:
+            a = env.expert_action()
+            images.append(obs["image"])
+            instr.append(obs["instruction"])
+            actions.append(a)
+            obs, _, term, trunc, _ = env.step(a)
+            done = term or trunc
+    return {"image": np.stack(images), "instruction": np.stack(instr), "action": np.array(actions, np.int64)}

@@ -1,6 +1,5 @@
 """Rollouts, demonstrations and the four fine-tuning methods on one policy module.
 
-* :func:`demos`: the scripted expert's episodes on the training split (SFT data).
 * :func:`rollout`: a batch of episodes played by a policy, greedy or sampled, recorded if asked.
 * :func:`sft`: behaviour cloning (cross-entropy on the expert's actions), from a fresh policy.
 * :func:`ppo`: stable-baselines3's PPO from the SFT weights (the baseline library, run for real).
@@ -20,24 +19,6 @@ from stages.common.pg import clipped_surrogate, dpo_loss, group_advantages, sequ
 
 from .env import PickPlaceEnv
 from .policy import logits, to_tensor
-
-
-def demos(n: int, seed0: int, env_kw: dict) -> dict:
-    """``n`` expert episodes on the training split (reset seeds seed0 .. seed0 + n - 1): stacked
-    observations and the expert's actions."""
-    env = PickPlaceEnv(split="train", **env_kw)
-    images, instr, actions = [], [], []
-    for i in range(n):
-        obs, _ = env.reset(seed=seed0 + i)
-        done = False
-        while not done:
-            a = env.expert_action()
-            images.append(obs["image"])
-            instr.append(obs["instruction"])
-            actions.append(a)
-            obs, _, term, trunc, _ = env.step(a)
-            done = term or trunc
-    return {"image": np.stack(images), "instruction": np.stack(instr), "action": np.array(actions, np.int64)}
 
 
 def rollout(policy, split: str, seeds, env_kw: dict, temperature: float, gen: torch.Generator | None = None,

@@ -44,8 +44,13 @@ def policy_kwargs(cell: int, channels: int, features: int) -> dict:
 
 
 def make_policy(observation_space, action_space, cell: int, channels: int, features: int) -> ActorCriticPolicy:
-    """A fresh policy (the optimizer it builds is not used: SFT, GRPO and DPO use stages.common.optim)."""
-    return ActorCriticPolicy(observation_space, action_space, lambda _: 3e-4,
+    """A fresh policy for SFT, GRPO, DPO and evaluation. The optimizer stable-baselines3 builds into
+    it is never stepped (they use stages.common.optim.Adam), so it is ours too: torch.optim's first
+    optimizer imports torch._dynamo (1.5 s of every stage that builds a policy). PPO's policy is
+    built by stable-baselines3 itself, with torch's Adam."""
+    from stages.common.optim import Adam
+
+    return ActorCriticPolicy(observation_space, action_space, lambda _: 3e-4, optimizer_class=Adam,
                              **policy_kwargs(cell, channels, features))
 
 

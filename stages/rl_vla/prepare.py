@@ -59,12 +59,12 @@ def main() -> None:
 
         from stages.common.io import write_json, write_npz, write_text
 
-        from .methods import demos
+        from .env import expert_demos
 
         env_kw = ctx.params.env.model_dump()
         p = ctx.params.prepare
         seed0 = 10_000 * (ctx.seed + 1)
-        data = demos(p.n_demos, seed0, env_kw)
+        data = expert_demos(p.n_demos, seed0, env_kw)
         write_npz(ctx.path(DEMOS), data)
         seeds = eval_seeds(ctx.seed, p.n_eval)
         train_specs = set(specs("train", range(seed0, seed0 + p.n_demos), env_kw)) | set(specs("train", seeds["train"], env_kw))
