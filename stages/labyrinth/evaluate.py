@@ -1,0 +1,170 @@
+"""labyrinth evaluate: success rates of the learners on the training, evaluation and test mazes
+(greedy rollouts of ``steps_per_cell * n^2`` steps at most), the share of the expert's states where
+each learner picks an optimal action, the BFS expert run through the gymnasium environment, and
+the plots: success by split and method (PNG + CSV), the four variants drawn by the environment's
+``rgb_array`` rendering (PNG), and behaviour cloning rolled out on a training and a test maze (GIF).
+
+Outputs: reports/labyrinth/metrics.json (what claims.yaml checks), success.png / success.csv,
+variants.png, rollouts.gif.
+"""
+from __future__ import annotations
+
+from stages.common.stage import fail, stage
+
+from .params import PARAMS
+from .paths import GIF, MAZES, MAZES_PNG, METRICS, MODELS, PLOT, PLOT_DATA
+from .train import LEARNERS, load_mazes
+
+
+def action_accuracy(net, tasks, view) -> float:
+    """Share of the states along the expert's trajectories where the learner's greedy action is
+    one of the optimal actions (the fine-grained measure the known optimal actions allow)."""
+    import numpy as np
+
+    from .imitate import act, expert_demos
+
+    hits, total = 0, 0
+    x, _ = expert_demos(tasks, view)
+    a = act(net, x)
+    i = 0
+    for t in tasks:                                          # walk the same trajectories again
+        from .maze import transition
+
+        cell, k = t.maze.start, 0
+        while True:
+            opt = t.optimal(cell, k)
+            if not opt:
+                break
+            hits += int(a[i] in opt)
+            total += 1
+            i += 1
+            cell, k, outcome = transition(t.maze, cell, k, opt[0])
+            if outcome is not None:
+                break
+    return hits / max(total, 1) if total == len(x) else float(np.nan)
+
+
+def expert_through_env(mazes, max_steps: int) -> float:
+    """Success of the BFS expert acting through the gymnasium environment (1.0 if env and solver agree)."""
+    import gymnasium as gym
+
+    from . import env as _env  # noqa: F401  (registers the id)
+    from .imitate import Task
+
+    env = gym.make(_env.ENV_ID, mazes=mazes, max_steps=max_steps, disable_env_checker=True)
+    wins = 0
+    for m in mazes:
+        t = Task.of(m)
+        _, info = env.reset(seed=0, options={"maze": m})
+        for _ in range(max_steps):
+            _, r, term, trunc, info = env.step(t.optimal(info["cell"], info["has_key"])[0])
+            if term or trunc:
+                wins += int(term and r > 0)
+                break
+    return wins / len(mazes)
+
+
+def frames(net, maze, view, max_steps: int, limit: int):
+    """rgb_array frames of the greedy policy on ``maze``, through the environment."""
+    import gymnasium as gym
+
+    from . import env as _env  # noqa: F401
+    from .imitate import act
+
+    e = gym.make(_env.ENV_ID, mazes=[maze], view_radius=view, max_steps=max_steps, render_mode="rgb_array",
+                 disable_env_checker=True)
+    obs, _ = e.reset(seed=0)
+    out = [e.render()]
+    for _ in range(min(max_steps, limit - 1)):
+        obs, _, term, trunc, _ = e.step(int(act(net, obs[None])[0]))
+        out.append(e.render())
+        if term or trunc:
+            break
+    return out
+
+
+def main() -> None:
+    with stage("labyrinth", "evaluate", PARAMS) as ctx:
+        import io
+
+        import numpy as np
+        import torch
+        from PIL import Image
+
+        from stages.common.io import write_bytes, write_json
+        from stages.common.plots import new_figure, save_png, write_csv
+
+        from .imitate import Task, load_policy, rollout
+        from .maze import render_rgb
+
+        for rel, step in ((MAZES, "prepare"), (MODELS, "train")):
+            if not ctx.path(rel).exists():
+                fail(f"{rel} is missing; run `dvc repro stages/labyrinth/dvc.yaml:labyrinth-{step}` first")
+        torch.set_num_threads(1)
+        mazes = load_mazes(ctx.path(MAZES))
+        pt, pp = ctx.params.train, ctx.params.prepare
+        cfg = ctx.path(MODELS) / "config.json"
+        nets = {name: load_policy(ctx.path(MODELS) / f"{name}.pt", cfg, name)[0] for name in LEARNERS}
+        metrics: dict = {}
+        rows = []
+        for name in LEARNERS:
+            variant = "base" if name in ("bc", "dagger") else name[3:]
+            view = pp.view_radius if variant == "partial" else None
+            metrics[name] = {}
+            for split, ms in mazes[variant].items():
+                tasks = [Task.of(m) for m in ms]
+                max_steps = pt.steps_per_cell * ms[0].n ** 2
+                ok, steps, _ = rollout(nets[name], tasks, view, max_steps)
+                metrics[name][f"{split}_success"] = float(ok.mean())
+                metrics[name][f"{split}_action_accuracy"] = action_accuracy(nets[name], tasks, view)
+                rows.append({"method": name, "variant": variant, "split": split, "success": float(ok.mean())})
+        base = mazes["base"]
+        metrics["gap"] = {m: metrics[m]["train_success"] - metrics[m]["test_success"] for m in ("bc", "dagger")}
+        metrics["dagger_minus_bc_test"] = metrics["dagger"]["test_success"] - metrics["bc"]["test_success"]
+        metrics["split_overlap"] = sum(len({m.structure_hash() for m in base[a]} & {m.structure_hash() for m in base[b]})
+                                       for a, b in (("train", "eval"), ("train", "test"), ("eval", "test")))
+        metrics["expert_test_success"] = expert_through_env(base["test"], pt.steps_per_cell * pp.n ** 2)
+        write_json(ctx.path(METRICS), metrics)
+        write_csv(ctx.path(PLOT_DATA), rows)
+
+        fig, axes = new_figure(1, 2, figsize=(10, 3.6), gridspec_kw={"width_ratios": [3, 4]})
+        splits = ["train", "eval", "test"]
+        for j, name in enumerate(("bc", "dagger")):
+            axes[0].bar(np.arange(3) + (j - 0.5) * 0.38, [metrics[name][f"{s}_success"] for s in splits], 0.36,
+                        label={"bc": "behaviour cloning", "dagger": "DAgger"}[name])
+        axes[0].set(xticks=range(3), xticklabels=[f"{s}\n({len(base[s])} mazes)" for s in splits], ylim=(0, 1.25),
+                    ylabel="success rate", title=f"{pp.n}x{pp.n} mazes, distinct structures per split")
+        axes[0].legend(fontsize=8, loc="upper right", ncol=2)
+        var = ["partial", "key_door", "ice"]
+        for j, split in enumerate(("train", "test")):
+            axes[1].bar(np.arange(3) + (j - 0.5) * 0.38, [metrics[f"bc_{v}"][f"{split}_success"] for v in var], 0.36,
+                        label=f"BC, {split} mazes")
+        axes[1].set(xticks=range(3), xticklabels=["partial view", "key and door", "ice floor"], ylim=(0, 1.25),
+                    title=f"variants, {pp.variant_n}x{pp.variant_n}")
+        axes[1].legend(fontsize=8, loc="upper right", ncol=2)
+        save_png(fig, ctx.path(PLOT))
+
+        fig, axes = new_figure(1, 4, figsize=(12, 3.2))
+        for ax, variant in zip(axes, ("base", "partial", "key_door", "ice")):
+            m = mazes[variant]["test"][0]
+            ax.imshow(render_rgb(m, m.start, 0, pp.view_radius if variant == "partial" else None))
+            ax.set(title=variant.replace("_", " "), xticks=[], yticks=[])
+        save_png(fig, ctx.path(MAZES_PNG))
+
+        limit = ctx.params.evaluate.gif_frames
+        max_steps = pt.steps_per_cell * pp.n ** 2
+        a = frames(nets["bc"], base["train"][0], None, max_steps, limit)
+        b = frames(nets["bc"], base["test"][0], None, max_steps, limit)
+        pad = lambda fs, k: fs + [fs[-1]] * (k - len(fs))   # noqa: E731
+        k = max(len(a), len(b))
+        gap = np.full((a[0].shape[0], 8, 3), 255, dtype=np.uint8)
+        pics = [Image.fromarray(np.concatenate([x, gap, y], axis=1)) for x, y in zip(pad(a, k), pad(b, k))]
+        buf = io.BytesIO()
+        pics[0].save(buf, format="GIF", save_all=True, append_images=pics[1:], duration=150, loop=0)
+        write_bytes(ctx.path(GIF), buf.getvalue())
+        print(f"  BC success train {metrics['bc']['train_success']:.2f} / test {metrics['bc']['test_success']:.2f}; "
+              f"DAgger {metrics['dagger']['train_success']:.2f} / {metrics['dagger']['test_success']:.2f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

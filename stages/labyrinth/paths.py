@@ -1,0 +1,11 @@
+"""Every file the labyrinth stages read or write, in one place. Stages take their paths from here,
+not from one another, so a stage's deps (its imports) are the modules it runs and no more."""
+MAZES = "data/labyrinth/mazes.json"
+MODELS = "data/labyrinth/models"
+PYFUNC = "data/labyrinth/models/bc_pyfunc"
+PREPARE_METRICS = "reports/labyrinth/prepare.json"
+TRAIN_METRICS = "reports/labyrinth/train.json"
+METRICS = "reports/labyrinth/metrics.json"
+PLOT, PLOT_DATA = "reports/labyrinth/success.png", "reports/labyrinth/success.csv"
+MAZES_PNG = "reports/labyrinth/variants.png"
+GIF = "reports/labyrinth/rollouts.gif"
