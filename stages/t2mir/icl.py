@@ -42,6 +42,27 @@ def sample_batch(goals: np.ndarray, size: int, k: int, rng: np.random.Generator)
     return {"s": s, "a": a, "r": r, "s2": s2, "q": q, "y": optimal_actions(q, goals)}
 
 
+def make_pools(goals: np.ndarray, size: int, n: int, rng: np.random.Generator):
+    """Each task's offline in-context dataset: ``n`` transitions of a uniform random policy from
+    uniformly drawn cells (DPT's random-policy context data). Arrays s (T,n,2), a (T,n), r (T,n), s2 (T,n,2)."""
+    b = sample_batch(goals, size, n, rng)
+    return {key: b[key] for key in ("s", "a", "r", "s2")}
+
+
+def sample_from_pools(pools, ti: np.ndarray, goals: np.ndarray, size: int, k: int, rng: np.random.Generator,
+                      context_ti: np.ndarray | None = None):
+    """One context per row of ``ti``: ``k`` transitions drawn (with replacement) from the pool of task
+    ``context_ti`` (default ``ti``; another task for the shuffled-context control), a uniform query
+    cell, and the optimal action there for the task ``goals[ti]``."""
+    ci = ti if context_ti is None else context_ti
+    n = pools["a"].shape[1]
+    j = rng.integers(0, n, size=(len(ti), k))
+    b = {key: pools[key][ci[:, None], j] for key in ("s", "a", "r", "s2")}
+    b["q"] = rng.integers(0, size, size=(len(ti), 2))
+    b["y"] = optimal_actions(b["q"], goals[ti])
+    return b
+
+
 def encode(batch, size: int) -> torch.Tensor:
     """Token features (m, k+1, 4*size+N_ACTIONS+2): one-hot cells, one-hot action, reward, query flag."""
     eye = np.eye(size, dtype=np.float32)
@@ -191,3 +212,43 @@ def loss_fn(model, tokens, y, task_ids, balance_w: float, contrast_w: float, tau
     if "router_z" in aux:
         loss = loss + contrast_w * contrastive_loss(aux["router_z"], task_ids, tau)
     return loss, logits
+
+
+MODEL_KEYS = ("d", "heads", "layers", "n_token", "n_task", "top_k", "hidden")
+
+
+def load_model(weights, config, variant: str | None = None) -> tuple[ICT, dict]:
+    """A trained model from its state dict (``torch.load(weights_only=True)``) and config.json
+    (``{"size", "k", "variant", "d", ...}``; ``variant`` overrides the config's). Returns (model, config)."""
+    import json
+    from pathlib import Path
+
+    cfg = json.loads(Path(config).read_text())
+    v = variant or cfg["variant"]
+    model = ICT(cfg["size"], v, **{key: cfg[key] for key in MODEL_KEYS})
+    model.load_state_dict(torch.load(weights, weights_only=True))
+    model.eval()
+    return model, dict(cfg, variant=v)
+
+
+def context_columns(k: int) -> list[str]:
+    """The pyfunc model's input columns: ``k`` transitions (s, a, r, s') then the query cell."""
+    cols = []
+    for i in range(k):
+        cols += [f"s{i}_x", f"s{i}_y", f"a{i}", f"r{i}", f"s2{i}_x", f"s2{i}_y"]
+    return cols + ["q_x", "q_y"]
+
+
+def batch_to_rows(batch) -> np.ndarray:
+    """A batch (``sample_from_pools``'s dict) as rows of ``context_columns(k)``."""
+    s, a, r, s2, q = batch["s"], batch["a"], batch["r"], batch["s2"], batch["q"]
+    per = np.concatenate([s, a[..., None], r[..., None], s2], -1).astype(np.float64)   # (m, k, 6)
+    return np.concatenate([per.reshape(len(a), -1), q.astype(np.float64)], 1)
+
+
+def rows_to_batch(rows: np.ndarray, k: int) -> dict:
+    """Inverse of ``batch_to_rows``."""
+    per = rows[:, :6 * k].reshape(len(rows), k, 6)
+    ints = np.rint(per).astype(np.int64)
+    return {"s": ints[..., 0:2], "a": ints[..., 2], "r": per[..., 3].astype(np.float32), "s2": ints[..., 4:6],
+            "q": np.rint(rows[:, 6 * k:]).astype(np.int64)}
