@@ -23,9 +23,9 @@ from .paths import CURVES, GIF, METRICS, MODELS, PLOT, PLOT_DATA, ROOM_PNG, TASK
 from .train import load_tasks
 
 
-def env_rollout(model, size, goal, pools_one, k, horizon, start, rng):
-    """One greedy in-context episode through the gymnasium environment (``t2mir/DarkRoom-v0``):
-    (return, rgb frames). ``pools_one`` is the task's in-context dataset (arrays without the task axis)."""
+def env_rollout(model, size, goal, context, horizon, start):
+    """One greedy in-context episode through the gymnasium environment (``t2mir/DarkRoom-v0``) with
+    a fixed ``context`` (one task's k transitions, arrays without the batch axis): (return, rgb frames)."""
     import gymnasium as gym
     import numpy as np
     import torch
@@ -36,8 +36,7 @@ def env_rollout(model, size, goal, pools_one, k, horizon, start, rng):
     env = gym.make(_env.ENV_ID, size=size, goal=tuple(int(c) for c in goal), horizon=horizon,
                    render_mode="rgb_array", disable_env_checker=True)
     obs, _ = env.reset(seed=0, options={"start": start})
-    j = rng.integers(0, len(pools_one["a"]), size=k)
-    ctx = {key: v[j][None] for key, v in pools_one.items()}
+    ctx = {key: v[None] for key, v in context.items()}
     frames, total = [env.render()], 0.0
     for _ in range(horizon):
         with torch.no_grad():
@@ -106,16 +105,23 @@ def main() -> None:
         metrics["goal_overlap"] = len({tuple(g) for g in tr_goals} & {tuple(g) for g in te_goals})
         metrics["n_test_tasks"], metrics["n_train_tasks"] = len(te_goals), len(tr_goals)
 
-        # one rollout through the gymnasium environment, rendered; its return checks the batched loop
-        one = {key: val[0] for key, val in te_pools.items()}
-        start = np.array([0, 0]) if tuple(te_goals[0]) != (0, 0) else np.array([size - 1, size - 1])
-        env_ret, frames = env_rollout(models["t2mir"], size, te_goals[0], one, k, p.horizon, start, gen(6))
-        g1 = gen(6)                                       # the same context draw, replayed batched
-        j = g1.integers(0, len(one["a"]), size=k)
-        replay = {key: val[j][None] for key, val in one.items()}
-        batched, _, _ = rollout_returns(models["t2mir"], size, te_goals[:1], None, 1, k, p.horizon, g1,
-                                        context=replay, starts=start[None])
-        metrics["env_return"], metrics["env_matches_batched"] = float(env_ret), bool(env_ret == batched[0])
+        # one rollout per held-out task (8 at most) through the gymnasium environment, rendered; the
+        # returns must equal the batched loop's on the same contexts and start cells
+        g6 = gen(6)
+        shown = min(len(te_goals), 8)
+        starts6 = g6.integers(0, size, size=(shown, 2))
+        j = g6.integers(0, te_pools["a"].shape[1], size=(shown, k))
+        replay = {key: val[np.arange(shown)[:, None], j] for key, val in te_pools.items()}
+        env_rets, tiles = [], []
+        for i in range(shown):
+            r_i, fr = env_rollout(models["t2mir"], size, te_goals[i], {key: val[i] for key, val in replay.items()},
+                                  p.horizon, starts6[i])
+            env_rets.append(r_i)
+            tiles.append(fr)
+        batched, _, _ = rollout_returns(models["t2mir"], size, te_goals[:shown], None, 1, k, p.horizon, g6,
+                                        context=replay, starts=starts6)
+        metrics["env_return"] = float(np.mean(env_rets))
+        metrics["env_matches_batched"] = bool(np.array_equal(np.array(env_rets), batched))
         write_json(ctx.path(METRICS), metrics)
 
         rows = [{"method": v, "heldout_accuracy": metrics[v]["heldout_accuracy"],
@@ -140,7 +146,7 @@ def main() -> None:
         axes[1].axhline(metrics["oracle_return"], color="k", ls="--", label="optimal policy")
         axes[1].set(xticks=x, xticklabels=[names[v] for v in VARIANTS], ylabel=f"return ({p.horizon} steps)",
                     title="in-context rollouts on held-out tasks")
-        axes[1].legend(fontsize=7, loc="upper left", ncol=2)
+        axes[1].legend(fontsize=7, loc="center right")
         save_png(fig, ctx.path(PLOT))
 
         curves = np.load(folder / "losses.npz")
@@ -153,16 +159,30 @@ def main() -> None:
         ax.legend(fontsize=8)
         save_png(fig, ctx.path(CURVES))
 
-        frames = frames[:p.gif_frames]
-        pics = [Image.fromarray(f) for f in frames]
+        n_fr = min(p.gif_frames, min(len(t) for t in tiles))
+        h, w = tiles[0][0].shape[:2]
+        cols = min(shown, 4)
+        rows_n = -(-shown // cols)
+
+        def mosaic(t):
+            canvas = np.full((rows_n * (h + 6) - 6, cols * (w + 6) - 6, 3), 255, dtype=np.uint8)
+            for i in range(shown):
+                r0, c0 = divmod(i, cols)
+                canvas[r0 * (h + 6):r0 * (h + 6) + h, c0 * (w + 6):c0 * (w + 6) + w] = tiles[i][t]
+            return canvas
+
+        pics = [Image.fromarray(mosaic(t)) for t in range(n_fr)]
         buf = io.BytesIO()
         pics[0].save(buf, format="GIF", save_all=True, append_images=pics[1:], duration=200, loop=0)
         write_bytes(ctx.path(GIF), buf.getvalue())
-        strip = frames[:: max(1, len(frames) // 8)][:8]
-        gap = np.full((strip[0].shape[0], 6, 3), 255, dtype=np.uint8)
-        Image.fromarray(np.concatenate(sum(([f, gap] for f in strip), [])[:-1], axis=1)).save(buf2 := io.BytesIO(),
-                                                                                              format="PNG")
-        write_bytes(ctx.path(ROOM_PNG), buf2.getvalue())
+        aspect = mosaic(0).shape[0] / mosaic(0).shape[1]
+        fig, axes = new_figure(2, 2, figsize=(9, 2 * (4.3 * aspect + 0.45) + 0.4))
+        for ax, t in zip(axes.flat, np.linspace(0, n_fr - 1, 4).round().astype(int)):
+            ax.imshow(mosaic(t))
+            ax.set(title=f"step {t}", xticks=[], yticks=[])
+        fig.suptitle(f"T2MIR in context on {shown} held-out tasks (green: goal, red: agent); "
+                     f"mean return {metrics['env_return']:.1f} over {p.horizon} steps", fontsize=9)
+        save_png(fig, ctx.path(ROOM_PNG))
         tm = json.loads(ctx.path(TRAIN_METRICS).read_text()) if ctx.path(TRAIN_METRICS).exists() else {}
         ctx.run.log_metrics({f"{v}.{key}": metrics[v][key] for v in VARIANTS
                              for key in ("heldout_accuracy", "shuffled_accuracy", "heldout_return")})
