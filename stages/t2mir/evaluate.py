@@ -55,7 +55,6 @@ def main() -> None:
         import json
 
         import numpy as np
-        import torch
         from PIL import Image
 
         from stages.common.io import write_bytes, write_json
@@ -68,7 +67,9 @@ def main() -> None:
         for rel, step in ((TASKS, "prepare"), (MODELS, "train")):
             if not ctx.path(rel).exists():
                 fail(f"{rel} is missing; run `dvc repro stages/t2mir/dvc.yaml:t2mir-{step}` first")
-        torch.set_num_threads(1)
+        from stages.common.device import limit_threads
+
+        limit_threads()
         tasks = load_tasks(ctx.path(TASKS))
         size = tasks["size"]
         (tr_goals, tr_pools), (te_goals, te_pools) = tasks["train"], tasks["test"]

@@ -115,7 +115,7 @@ def contrastive_loss(z, task_ids, tau: float):
     """Supervised InfoNCE on normalised router representations: rows of the same task are positives."""
     z = F.normalize(z, dim=-1)
     sim = z @ z.T / tau
-    eye = torch.eye(len(z), dtype=torch.bool)
+    eye = torch.eye(len(z), dtype=torch.bool, device=z.device)
     sim = sim.masked_fill(eye, -1e9)
     pos = (task_ids[:, None] == task_ids[None, :]) & ~eye
     logp = sim.log_softmax(-1)

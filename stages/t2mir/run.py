@@ -15,23 +15,24 @@ from .icl import ICT, encode, loss_fn, sample_from_pools
 
 
 def train_model(size, variant, goals, pools, *, steps, tasks_per_batch, contexts_per_task, k, lr, seed,
-                d, heads, layers, n_token, n_task, top_k, hidden, balance_w, contrast_w, tau, progress=None):
+                d, heads, layers, n_token, n_task, top_k, hidden, balance_w, contrast_w, tau, progress=None,
+                device="cpu"):
     """The variant's in-context transformer trained by cross-entropy on the optimal action (plus the
     balance loss of the token-wise router and the contrastive loss of the task-wise router).
-    Returns (model, per-step losses)."""
+    Data are drawn on the CPU (numpy) and moved to ``device``. Returns (model on the CPU, per-step losses)."""
     from stages.common.optim import Adam
 
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
-    model = ICT(size, variant, d, heads, layers, n_token, n_task, top_k, hidden)
+    model = ICT(size, variant, d, heads, layers, n_token, n_task, top_k, hidden).to(device)
     opt = Adam(model.parameters(), lr=lr)
     losses = []
     for _ in range(steps):
         ti = rng.choice(len(goals), size=tasks_per_batch, replace=len(goals) < tasks_per_batch)
         ti = np.repeat(ti, contexts_per_task)
         b = sample_from_pools(pools, ti, goals, size, k, rng)
-        loss, _ = loss_fn(model, encode(b, size), torch.from_numpy(b["y"]), torch.from_numpy(ti),
-                          balance_w, contrast_w, tau)
+        loss, _ = loss_fn(model, encode(b, size).to(device), torch.from_numpy(b["y"]).to(device),
+                          torch.from_numpy(ti).to(device), balance_w, contrast_w, tau)
         opt.zero_grad()
         loss.backward()
         opt.step()
@@ -39,7 +40,7 @@ def train_model(size, variant, goals, pools, *, steps, tasks_per_batch, contexts
         if progress is not None:
             progress.update(1)
     model.eval()
-    return model, losses
+    return model.cpu(), losses
 
 
 def other_tasks(ti: np.ndarray, n_tasks: int, rng) -> np.ndarray:

@@ -43,7 +43,10 @@ def main() -> None:
 
         if not ctx.path(TASKS).exists():
             fail(f"{TASKS} is missing; run `dvc repro stages/t2mir/dvc.yaml:t2mir-prepare` first")
-        torch.set_num_threads(1)
+        from stages.common.device import limit_threads, select_device
+
+        limit_threads()
+        device = select_device(ctx.common.device)
         tasks = load_tasks(ctx.path(TASKS))
         size, (goals, pools) = tasks["size"], tasks["train"]
         p = ctx.params.train
@@ -52,7 +55,8 @@ def main() -> None:
         with tqdm(total=p.steps * len(VARIANTS), desc="t2mir train (4 variants)", mininterval=2) as bar:
             for variant in VARIANTS:
                 t0 = time.process_time()
-                model, losses = train_model(size, variant, goals, pools, seed=ctx.seed, progress=bar, **cfg)
+                model, losses = train_model(size, variant, goals, pools, seed=ctx.seed, progress=bar,
+                                             device=device, **cfg)
                 tail = max(1, len(losses) // 10)
                 models[variant], curves[variant] = model, np.array(losses)
                 ctx.run.log_curve(f"{variant}.loss", losses)
