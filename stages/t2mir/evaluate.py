@@ -19,7 +19,7 @@ from __future__ import annotations
 from stages.common.stage import fail, stage
 
 from .params import PARAMS
-from .paths import CURVES, GIF, METRICS, MODELS, PLOT, PLOT_DATA, ROOM_PNG, TASKS, TRAIN_METRICS
+from .paths import CURVES, GIF, METRICS, MODELS, PLOT, PLOT_DATA, ROOM_PNG, TASKS
 from .train import load_tasks
 
 
@@ -52,7 +52,6 @@ def env_rollout(model, size, goal, context, horizon, start):
 def main() -> None:
     with stage("t2mir", "evaluate", PARAMS) as ctx:
         import io
-        import json
 
         import numpy as np
         from PIL import Image
@@ -184,13 +183,12 @@ def main() -> None:
         fig.suptitle(f"T2MIR in context on {shown} held-out tasks (green: goal, red: agent); "
                      f"mean return {metrics['env_return']:.1f} over {p.horizon} steps", fontsize=9)
         save_png(fig, ctx.path(ROOM_PNG))
-        tm = json.loads(ctx.path(TRAIN_METRICS).read_text()) if ctx.path(TRAIN_METRICS).exists() else {}
         ctx.run.log_metrics({f"{v}.{key}": metrics[v][key] for v in VARIANTS
                              for key in ("heldout_accuracy", "shuffled_accuracy", "heldout_return")})
         print("  held-out accuracy / return: " + "; ".join(
             f"{v} {metrics[v]['heldout_accuracy']:.3f} / {metrics[v]['heldout_return']:.2f}" for v in VARIANTS)
-            + f"; shuffled T2MIR {metrics['t2mir']['shuffled_accuracy']:.3f}; random {metrics['random_return']:.2f}"
-            + (f"; train CPU {sum(m['cpu_s'] for m in tm.values()):.0f} s" if tm else ""), flush=True)
+            + f"; shuffled T2MIR {metrics['t2mir']['shuffled_accuracy']:.3f}; random {metrics['random_return']:.2f}",
+            flush=True)
 
 
 if __name__ == "__main__":
