@@ -311,3 +311,31 @@ def split_questions(n_people: int, test_frac: float, rng: np.random.Generator):
     test_s, train_s = sorted(perm[:n_test].tolist()), sorted(perm[n_test:].tolist())
     return ([(f"p{i}", t) for i in train_s for t in range(len(QTYPES))],
             [(f"p{i}", t) for i in test_s for t in range(len(QTYPES))])
+
+
+def save_mlflow(target, policy: Scorer, k: int, hidden: int) -> None:
+    """Write the scorer as an MLflow pyfunc model folder at ``target`` (atomically): ``weights.pt``
+    (a state dict), ``config.json`` (sizes) and ``pyfunc.py`` (models from code)."""
+    import json
+    import tempfile
+    from pathlib import Path
+
+    from stages.common.mlmodel import save_pyfunc
+
+    with tempfile.TemporaryDirectory() as scratch:
+        weights, config = Path(scratch) / "weights.pt", Path(scratch) / "config.json"
+        torch.save(policy.state_dict(), weights)
+        config.write_text(json.dumps({"k": k, "hidden": hidden, "n_features": n_features(k)}, sort_keys=True, indent=1))
+        save_pyfunc(target, Path(__file__).with_name("pyfunc.py"), {"weights": weights, "config": config})
+
+
+def load_weights(weights: str, config: str) -> Scorer:
+    """The scorer that :func:`save_mlflow` wrote (weights loaded with weights_only)."""
+    import json
+
+    cfg = json.loads(open(config).read())
+    if cfg["n_features"] != n_features(cfg["k"]):
+        raise ValueError(f"{config}: the model has {cfg['n_features']} features, this code makes {n_features(cfg['k'])}")
+    pol = Scorer(cfg["n_features"], cfg["hidden"])
+    pol.load_state_dict(torch.load(weights, weights_only=True))
+    return pol.eval()

@@ -3,13 +3,14 @@
 Arms: ``refine`` (AutoRefine: refine steps, answer reward + retrieval reward), ``refine_noret``
 (the ablation: refine steps, answer reward only), ``norefine`` (Search-R1 style: no refine step,
 answer reward only), and ``refine_untrained`` (the control: the refine protocol with an untrained
-policy). Outputs: data/auto_refine/policies.pt and reports/auto_refine/train.json."""
+policy). Outputs: data/auto_refine/policies.pt, data/auto_refine/model (the refine arm as an MLflow
+pyfunc model) and reports/auto_refine/train.json."""
 from __future__ import annotations
 
 from stages.common.stage import fail, stage
 
 from .params import PARAMS
-from .paths import KB, POLICIES, TRAIN_METRICS
+from .paths import KB, MODEL, POLICIES, TRAIN_METRICS
 
 ARMS = {"refine": ("refine", True), "refine_noret": ("refine", False), "norefine": ("norefine", False)}
 
@@ -24,7 +25,7 @@ def main() -> None:
 
         from stages.common.io import write_bytes, write_json
 
-        from .refine import Scorer, build_env, n_features, train_policy
+        from .refine import Scorer, build_env, n_features, save_mlflow, train_policy
 
         if not ctx.path(KB).exists():
             fail(f"{KB} is missing; run `dvc repro stages/auto_refine/dvc.yaml:auto_refine-prepare` first")
@@ -43,6 +44,9 @@ def main() -> None:
             ctx.run.log_curve(f"{arm}_train_reward", curve)
             final[arm] = sum(curve[-10:]) / max(len(curve[-10:]), 1)
             states[arm] = pol.state_dict()
+            if arm == "refine":
+                save_mlflow(ctx.path(MODEL), pol, p.k, p.hidden)
+                ctx.run.log_model(ctx.path(MODEL), "policy", params=p.model_dump())
         torch.manual_seed(ctx.seed)
         states["refine_untrained"] = Scorer(n_features(p.k), p.hidden).state_dict()
         buf = io.BytesIO()

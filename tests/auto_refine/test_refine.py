@@ -69,3 +69,20 @@ def test_scorer_masks_padding():
     logp = pol(torch.randn(2, 3, 4), torch.tensor([[True, True, False], [True, False, False]]))
     assert torch.allclose(logp.exp().sum(-1), torch.ones(2))
     assert logp[1, 0].item() == pytest.approx(0.0, abs=1e-6) and logp[0, 2].exp().item() < 1e-30
+
+
+def test_policy_round_trips_through_the_pyfunc_model(tmp_path):
+    import mlflow.pyfunc
+    import pandas as pd
+
+    torch.manual_seed(0)
+    pol = R.Scorer(R.n_features(3), 4)
+    R.save_mlflow(tmp_path / "m", pol, 3, 4)
+    x = torch.rand(2, 3, R.n_features(3))
+    want = pol(x, torch.ones(2, 3, dtype=torch.bool)).exp().reshape(-1)
+    df = pd.DataFrame(x.reshape(6, -1).numpy(), columns=[f"f{i}" for i in range(R.n_features(3))])
+    df["decision"] = [0, 0, 0, 1, 1, 1]
+    got = mlflow.pyfunc.load_model(str(tmp_path / "m")).predict(df)
+    np.testing.assert_allclose(got, want.detach().numpy(), atol=1e-6)
+    with pytest.raises(ValueError, match="needs the columns decision"):
+        mlflow.pyfunc.load_model(str(tmp_path / "m")).predict(df.drop(columns=["decision"]))
