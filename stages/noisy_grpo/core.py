@@ -54,7 +54,8 @@ def noisy_chains(counts: np.ndarray, questions: np.ndarray, p_wrong: float, max_
     chain = true_chain(counts, questions).copy()
     for i in np.flatnonzero(rng.random(len(chain)) < p_wrong):
         c = rng.integers(0, N_COLOURS)
-        chain[i, c] = np.clip(chain[i, c] + rng.choice([-1, 1]), 0, max_count)
+        v = chain[i, c]
+        chain[i, c] = v + (1 if v == 0 else -1 if v == max_count else rng.choice([-1, 1]))
         chain[i, 3] = chain[i, questions[i]]
     return chain
 
