@@ -23,12 +23,14 @@ same work, run concurrently or not) but are not different studies.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 
@@ -92,12 +94,81 @@ def final_stages(root: Path, studies: list[str]) -> list[str]:
     return finals
 
 
+@contextlib.contextmanager
+def prefect_server(root: Path):
+    """A `prefect server start` on a free loopback port, its API URL while it runs."""
+    from flows.stack import HOST, free_port, stop_trees, wait_http
+
+    port = free_port()
+    log = open(root / "prefect-server.log", "wb")
+    proc = subprocess.Popen(["prefect", "server", "start", "--host", HOST, "--port", str(port),
+                             "--analytics-off", "--no-ui"], cwd=root, env=env(), stdout=log,
+                            stderr=subprocess.STDOUT, start_new_session=True)
+    api = f"http://{HOST}:{port}/api"
+    try:
+        t0 = time.perf_counter()
+        wait_http(f"{api}/health", 180, proc, root / "prefect-server.log")
+        print(f"  (server up in {time.perf_counter() - t0:.1f} s, untimed)")
+        yield api
+    finally:
+        import psutil
+
+        stop_trees([psutil.Process(proc.pid)])
+        log.close()
+
+
+def run_flow(par_root: Path, finals: list[str], addresses: list[str], t_seq: float, n_studies: int,
+             **extra_env: str) -> float:
+    """Run the flow on ``finals`` in ``par_root``; print its wall, the ratio and where its time went."""
+    launched = time.time()
+    t_par, out = timed([sys.executable, "-m", "flows.pipeline", *finals], par_root, **extra_env)
+    finished = launched + t_par
+    result = json.loads(out[out.index("{"):])
+    print(f"stages run by the flow: {len(result['ran'])}")
+    print(f"wall, Prefect flow:{t_par:7.1f} s")
+    print(f"speed-up (dvc repro / flow): {t_seq / t_par:.2f}x on {os.cpu_count()} cores "
+          f"for {n_studies} independent studies")
+    timings = result.get("stage_timings", {})
+    busy = sum(t["wall_s"] for t in timings.values())
+    commit = sum(t["commit_s"] for t in timings.values())
+    check = sum(t["check_s"] for t in timings.values())
+    print("where the flow's wall time went:")
+    print(f"  stage processes: {busy:7.1f} core-s busy, {busy / t_par:.2f} running at once on average")
+    print(f"  dvc commit after each stage (serial): {commit:6.1f} s; DVC checks before stages: {check:.1f} s")
+    longest = {}
+    for st, t in timings.items():
+        longest[st.split("-")[0]] = longest.get(st.split("-")[0], 0) + t["wall_s"] + t["commit_s"]
+    chain = max(longest.values()) if longest else 0.0
+    print(f"  longest chain (stage walls + commits): {chain:.1f} s ({max(longest, key=longest.get) if longest else '-'});"
+          f" bound on the speed-up: {t_seq / max(chain, busy / max(1, os.cpu_count() or 1)):.2f}x")
+    if timings and all("ended_at_s" in t for t in timings.values()):
+        cores = os.cpu_count() or 1
+        starts = [t["ended_at_s"] - t["commit_s"] - t["wall_s"] for t in timings.values()]
+        ends = [t["ended_at_s"] for t in timings.values()]
+        first, last = min(starts), max(ends)
+        print(f"  timeline: the first stage started {first - launched:.1f} s after launch (Prefect's "
+              f"server, the plan, MLflow parent runs); the last ended {finished - last:.1f} s before "
+              f"the flow returned")
+        print(f"  between them ({last - first:.1f} s) the {cores} cores stood idle "
+              f"{cores * (last - first) - busy:.1f} core-s (waiting on a chain's upstream, or on "
+              f"the scheduler)")
+    else:
+        print(f"  the rest (Prefect start, task bookkeeping, MLflow parent runs, idle cores): "
+              f"{t_par - max(chain, busy / (os.cpu_count() or 1)):.1f} s")
+    status = subprocess.run(["dvc", "status", *addresses], cwd=par_root, env=env(),
+                            capture_output=True, text=True).stdout
+    print(f"after the flow, dvc status: {status.strip().splitlines()[-1] if status.strip() else '?'}")
+    return t_par
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--profile", default="default", choices=["smoke", "default", "paper"])
     ap.add_argument("--studies", type=int, default=0, help="the first N studies instead (replicas if short)")
     ap.add_argument("--only", default=",".join(DEFAULT_STUDIES), help="comma-separated real studies")
     ap.add_argument("--keep", action="store_true", help="keep the scratch copies")
+    ap.add_argument("--server", action="store_true",
+                    help="also run the flow (in a third copy) against a Prefect server started before the clock")
     a = ap.parse_args(argv)
     with scratch("claimbench-bench-", a.keep) as tmp:
         print(f"machine: {os.cpu_count()} CPU cores; profile {a.profile}; scratch {tmp}")
@@ -116,35 +187,21 @@ def main(argv: list[str] | None = None) -> int:
         addresses = [load_stages(seq_root)[n].address for n in finals]
         t_seq, out = timed(["dvc", "repro", *addresses], seq_root)
         n_seq = sum(line.startswith("Running stage") for line in out.splitlines())
-        print("Prefect flow (independent stages concurrently, one process each):")
-        t_par, out = timed([sys.executable, "-m", "flows.pipeline", *finals], par_root)
-        result = json.loads(out[out.index("{"):])
+        # Prefect's database is created once per PREFECT_HOME (a user's flows share one); create
+        # this fresh home's before the clock starts, as dvc's own setup (`dvc init`) is not timed
+        t_db, _ = timed(["prefect", "server", "database", "upgrade", "-y"], par_root, quiet=True)
+        print(f"Prefect flow (independent stages concurrently, one process each; its fresh database "
+              f"made first, untimed: {t_db:.1f} s), with Prefect's ephemeral server (started by the flow):")
         work = {s: m["stage.compute_s"] for s, m in stage_metrics(seq_root).items()}
-        print()
-        print(f"stages run: dvc repro {n_seq}, flow {len(result['ran'])}")
-        print(f"sum of stage compute (dvc repro copy): {sum(work.values()):.1f} s")
-        print(f"wall, dvc repro:   {t_seq:7.1f} s")
-        print(f"wall, Prefect flow:{t_par:7.1f} s")
-        print(f"speed-up (dvc repro / flow): {t_seq / t_par:.2f}x on {os.cpu_count()} cores "
-              f"for {len(studies)} independent studies")
-        timings = result.get("stage_timings", {})
-        busy = sum(t["wall_s"] for t in timings.values())
-        commit = sum(t["commit_s"] for t in timings.values())
-        check = sum(t["check_s"] for t in timings.values())
-        print("where the flow's wall time went:")
-        print(f"  stage processes: {busy:7.1f} core-s busy, {busy / t_par:.2f} running at once on average")
-        print(f"  dvc commit after each stage (serial): {commit:6.1f} s; DVC checks before stages: {check:.1f} s")
-        longest = {}
-        for st, t in timings.items():
-            longest[st.split("-")[0]] = longest.get(st.split("-")[0], 0) + t["wall_s"] + t["commit_s"]
-        chain = max(longest.values()) if longest else 0.0
-        print(f"  longest chain (stage walls + commits): {chain:.1f} s ({max(longest, key=longest.get) if longest else '-'});"
-              f" bound on the speed-up: {t_seq / max(chain, busy / max(1, os.cpu_count() or 1)):.2f}x")
-        print(f"  the rest (Prefect start, task bookkeeping, MLflow parent runs, idle cores): "
-              f"{t_par - max(chain, busy / (os.cpu_count() or 1)):.1f} s")
-        status = subprocess.run(["dvc", "status", *addresses], cwd=par_root, env=env(),
-                                capture_output=True, text=True).stdout
-        print(f"after the flow, dvc status: {status.strip().splitlines()[-1] if status.strip() else '?'}")
+        print(f"stages run by dvc repro: {n_seq}; sum of their compute: {sum(work.values()):.1f} s; "
+              f"wall {t_seq:.1f} s")
+        run_flow(par_root, finals, addresses, t_seq, len(studies))
+        if a.server:
+            srv_root, _, _ = prepare_copy(tmp / "flow-server", a.profile, a.studies, only)
+            print("Prefect flow against a Prefect server already running (as under `claimbench stack "
+                  "up` or a deployment's worker; started before the clock):")
+            with prefect_server(srv_root) as api:
+                run_flow(srv_root, finals, addresses, t_seq, len(studies), PREFECT_API_URL=api)
     return 0
 
 

@@ -154,21 +154,31 @@ def built_copy(smoke_built, tmp_path) -> Path:
 
 
 @pytest.fixture(scope="session")
-def _rerun_root(smoke_built, tmp_path_factory) -> Path:
-    """One copy of the build (no MLflow store) in which the study tier re-runs each study."""
-    from tests.builds import copy_built
+def _reruns(smoke_built, tmp_path_factory, request):
+    """The study tier's re-runs, two at a time (:class:`tests.builds.Reruns`), queued for every
+    study whose tests in this session use ``rerun_study`` (its folder under tests/), in test order."""
+    from tests.builds import Reruns
 
-    return copy_built(smoke_built[0], tmp_path_factory.mktemp("rerun") / "repo", with_store=False)
+    reruns = Reruns(smoke_built[0], tmp_path_factory.mktemp("rerun"), workers=2)
+    studies = []
+    for item in request.session.items:
+        parts = Path(str(item.fspath)).relative_to(REPO).parts
+        if "rerun_study" in getattr(item, "fixturenames", ()) and len(parts) > 2 and parts[1] not in studies:
+            studies.append(parts[1])
+    reruns.start(studies)
+    yield reruns
+    reruns.close()
 
 
 @pytest.fixture
-def rerun_study(smoke_built, _rerun_root):
-    """``rerun_study(study, volatile=())``: the study's stages once more in a copy of the build;
-    asserts every out is as the build made it and returns the build's reports/<study>/*.json
-    (see :func:`tests.builds.rerun_study`), with the build's root under ``"root"``."""
-    from tests.builds import rerun_study as rerun
+def rerun_study(smoke_built, _reruns):
+    """``rerun_study(study, volatile=())``: the study's stages once more in a copy of the build
+    (queued at the tier's start, two studies at a time); asserts every out is as the build made it
+    and returns the build's reports/<study>/*.json (see :func:`tests.builds.compare_study`), with
+    the build's root under ``"root"``."""
+    from tests.builds import compare_study
 
     def run(study: str, volatile: tuple[str, ...] = ()) -> dict:
-        return {**rerun(smoke_built[0], _rerun_root, study, volatile), "root": smoke_built[0]}
+        return {**compare_study(smoke_built[0], _reruns.root(study), study, volatile), "root": smoke_built[0]}
 
     return run

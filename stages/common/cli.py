@@ -180,7 +180,18 @@ def _cmd_check(args: argparse.Namespace) -> int:
     if not path.exists():
         print(f"error: {path} not found; run `dvc repro` first", file=sys.stderr)
         return 2
-    rows = json.loads(path.read_text())
+    try:
+        rows = json.loads(path.read_text())
+    except ValueError:
+        print(f"error: {path} is not the ledger's JSON; `claimbench check` reads reports/claims.json "
+              f"(what `dvc repro` writes), not a study's claims.yaml; one study: "
+              f"`claimbench check --study NAME`", file=sys.stderr)
+        return 2
+    if args.study:
+        rows = [r for r in rows if r["study"] == args.study]
+        if not rows:
+            print(f"error: no claims of study {args.study!r} in {path}", file=sys.stderr)
+            return 2
     bad = failed_musts(rows)
     for r in rows:
         mark = {True: "holds", False: "FAILS", None: "NOT RUN"}[r["holds"]]
@@ -330,6 +341,7 @@ def main(argv: list[str] | None = None) -> None:
     p.set_defaults(fn=_cmd_new_study)
     p = sub.add_parser("check", help="fail when a must claim fails")
     p.add_argument("claims", nargs="?", default="reports/claims.json")
+    p.add_argument("--study", default="", help="only this study's claims")
     p.set_defaults(fn=_cmd_check)
     p = sub.add_parser("diff", help="claims that changed verdict or measured figure since a git revision")
     p.add_argument("rev", nargs="?", default="HEAD", help="git revision of the ledger to compare with")

@@ -16,34 +16,58 @@ def select_device(requested: str = "auto"):
     return torch.device(requested)
 
 
+def cores_given() -> int:
+    """The cores this process may use: ``$OMP_NUM_THREADS`` when set (the flow sets it to its share
+    of the cores when stages run side by side; a user may set it too), else every core the
+    process may run on (its CPU affinity, which ``taskset`` and container limits narrow)."""
+    import os
+
+    env = os.environ.get("OMP_NUM_THREADS") or os.environ.get("OPENBLAS_NUM_THREADS")
+    if env and env.strip().isdigit() and int(env) >= 1:
+        return int(env)
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
 def limit_threads(default: int = 1) -> int:
     """Cap torch's intra-op threads and the BLAS pools (numpy/scipy, via threadpoolctl) at
-    $OMP_NUM_THREADS, or at ``default`` threads (one unless a stage asks for more) when it is
-    unset; returns the cap.
+    ``min(default, cores_given())``; returns the cap.
 
-    The flow sets OMP_NUM_THREADS per stage (a share of the cores when branches run side by
-    side). Unset, one thread: the small dense problems here (matrices of a few thousand rows)
-    gain little from a second core on an idle 2-core machine and run 3-20x slower when another
-    process holds it (measured: 2500 full-batch steps, V = 400, 2.3 s with one thread vs 46 s
-    with two beside a busy core; 1024 x 1024 eigendecompositions 3-8x slower). A stage whose
-    work is large enough to gain from more cores (a CNN's convolutions) passes its own default.
+    ``default`` is what the stage would use on its own: one thread unless it asks for more.
+    The small dense problems here (matrices of a few thousand rows) gain little from a second
+    core on an idle 2-core machine and run 3-20x slower when another process holds it
+    (measured: 2500 full-batch steps, V = 400, 2.3 s with one thread vs 46 s with two beside a
+    busy core; 1024 x 1024 eigendecompositions 3-8x slower). A stage whose work is large enough
+    to gain from more cores (a CNN's convolutions) passes its own default. It never gets more
+    than the cores it is given (:func:`cores_given`): under plain ``dvc repro`` all of them,
+    under the flow its share, so stages running side by side do not oversubscribe the machine.
     The BLAS cap stays for the life of the process (stages are one process each).
 
     torch is not imported here (1-3 s on 2 cores, for stages that never use it): when it is
     not loaded yet, its cap is applied the moment something imports it.
     """
+    global _APPLIED
     if default < 1:
         raise ValueError(f"limit_threads: default must be >= 1, got {default}")
-    import os
-
-    n = max(1, int(os.environ.get("OMP_NUM_THREADS") or os.environ.get("OPENBLAS_NUM_THREADS") or default))
+    n = min(default, cores_given())
     import numpy  # noqa: F401  - load the BLAS builds (numpy's and scipy's) before capping them
     import scipy.linalg  # noqa: F401
     from threadpoolctl import threadpool_limits
 
     threadpool_limits(limits=n, user_api="blas")
     _torch_threads(n)
+    _APPLIED = n
     return n
+
+
+_APPLIED: int | None = None
+
+
+def threads_applied() -> int | None:
+    """The cap the last :func:`limit_threads` call applied in this process (None: never called)."""
+    return _APPLIED
 
 
 def _torch_threads(n: int) -> None:

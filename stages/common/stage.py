@@ -251,7 +251,12 @@ def stage(study: str, step: str, model: type[M], stage_name: str | None = None,
         yield ctx
         compute_s = time.perf_counter() - t_body
         if run is not None:
-            run.finish_stage(spec.metrics, spec.outs, {"stage.setup_s": setup_s, "stage.compute_s": compute_s})
+            from .device import cores_given, threads_applied
+
+            extra = {"stage.setup_s": setup_s, "stage.compute_s": compute_s, "stage.cores_given": cores_given()}
+            if threads_applied() is not None:       # the stage capped its torch / BLAS threads
+                extra["stage.threads"] = threads_applied()
+            run.finish_stage(spec.metrics, spec.outs, extra)
             run.close()
     except BaseException as exc:
         if run is not None:

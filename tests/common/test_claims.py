@@ -198,10 +198,10 @@ def _rows(*holds_levels) -> list[dict]:
     return evaluate(cf, metrics)
 
 
-def _check(tmp_path, rows, python_exe, sub_env):
+def _check(tmp_path, rows, python_exe, sub_env, *extra):
     f = tmp_path / "claims.json"
-    f.write_text(json.dumps(rows))
-    return subprocess.run([python_exe, "-m", "stages.common.cli", "check", str(f)], cwd=REPO,
+    f.write_text(rows if isinstance(rows, str) else json.dumps(rows))
+    return subprocess.run([python_exe, "-m", "stages.common.cli", "check", str(f), *extra], cwd=REPO,
                           env=sub_env(), capture_output=True, text=True, timeout=60)
 
 
@@ -236,3 +236,21 @@ def test_check_missing_file_exits_2(tmp_path, python_exe, sub_env):
                           str(tmp_path / "none.json")], cwd=REPO, env=sub_env(),
                          capture_output=True, text=True, timeout=60)
     assert res.returncode == 2 and "not found" in res.stderr
+
+
+def test_check_one_study(tmp_path, python_exe, sub_env):
+    """--study keeps that study's rows: another study's failing must does not count."""
+    rows = _rows((True, "must"))
+    other = [dict(r, study="t", holds=False) for r in _rows((False, "must"))]
+    res = _check(tmp_path, rows + other, python_exe, sub_env, "--study", "s")
+    assert res.returncode == 0 and "t/c0" not in res.stdout, res.stdout + res.stderr
+    res = _check(tmp_path, rows + other, python_exe, sub_env, "--study", "t")
+    assert res.returncode == 1 and "t/c0" in res.stderr
+    res = _check(tmp_path, rows, python_exe, sub_env, "--study", "nope")
+    assert res.returncode == 2 and "no claims of study 'nope'" in res.stderr
+
+
+def test_check_a_claims_yaml_says_what_it_reads(tmp_path, python_exe, sub_env):
+    """Given a study's claims.yaml instead of the ledger's JSON -> exit 2 naming the right file."""
+    res = _check(tmp_path, "study: s\nclaims: []\n", python_exe, sub_env)
+    assert res.returncode == 2 and "reads reports/claims.json" in res.stderr, res.stderr

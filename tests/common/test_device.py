@@ -1,4 +1,5 @@
-"""limit_threads: $OMP_NUM_THREADS wins; unset, the stage's default (one unless it asks)."""
+"""limit_threads: the stage's default (one unless it asks), never more than the cores it is given:
+$OMP_NUM_THREADS when set (the flow's share), else the cores the process may run on."""
 from __future__ import annotations
 
 import os
@@ -9,7 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from stages.common.device import limit_threads, select_device
+from stages.common.device import cores_given, limit_threads, select_device, threads_applied
 
 
 @pytest.fixture
@@ -19,14 +20,21 @@ def restore_threads():
     torch.set_num_threads(before)
 
 
-@pytest.mark.parametrize("env, default, expected", [(None, 1, 1), (None, 2, 2), ("1", 2, 1), ("2", 1, 2)])
-def test_env_wins_over_the_stage_default(monkeypatch, restore_threads, env, default, expected):
+CORES = len(os.sched_getaffinity(0))
+
+
+@pytest.mark.parametrize("env, default, expected", [
+    (None, 1, 1), (None, 2, min(2, CORES)), (None, 10_000, CORES),    # unset: every core, no more
+    ("1", 2, 1), ("2", 1, 1), ("3", 8, 3), ("junk", 1, 1)])             # set: a cap, not a floor
+def test_threads_are_the_default_capped_at_the_cores_given(monkeypatch, restore_threads, env, default, expected):
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         monkeypatch.delenv(var, raising=False)
     if env is not None:
         monkeypatch.setenv("OMP_NUM_THREADS", env)
+    assert cores_given() == (int(env) if env and env.isdigit() else CORES)
     assert limit_threads(default=default) == expected
     assert torch.get_num_threads() == expected
+    assert threads_applied() == expected
 
 
 def test_bad_default_and_device_errors():

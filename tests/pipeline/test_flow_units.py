@@ -112,6 +112,45 @@ def test_thread_env_shares_out_the_cores(monkeypatch):
     assert pipeline.thread_env(2, cores=2) == {}
 
 
+def test_chain_seconds_is_the_longest_estimated_path_ahead(tmp_path):
+    """a -> b and c alone; the ledger recorded a 10 s, b 5 s, c 12 s; d never ran (1 s)."""
+    import json
+
+    (tmp_path / "stages/ledger").mkdir(parents=True)
+    (tmp_path / "stages/ledger/runs.json").write_text(json.dumps({"default": {"studies": {
+        "s": {"stages": {"a": {"compute_s": 10.0}, "b": {"compute_s": 5.0}, "c": {"compute_s": 12.0}}}}}}))
+    edges = {"a": set(), "b": {"a"}, "c": set(), "d": {"b"}}
+    ahead = pipeline.chain_seconds(tmp_path, ["a", "c", "b", "d"], edges, "default")
+    assert ahead == {"a": 16.0, "b": 6.0, "c": 12.0, "d": 1.0}
+    # no ledger: every stage counts 1 s, so the longest chain in stages goes first
+    assert pipeline.chain_seconds(tmp_path / "none", ["a", "b"], {"a": set(), "b": {"a"}}, "default") == {"a": 2.0, "b": 1.0}
+
+
+def test_priority_slots_hand_a_free_slot_to_the_highest_priority():
+    """One slot, held; three stages queue with priorities 1, 3, 2: they get it as 3, 2, 1."""
+    import threading
+    import time
+
+    slots = pipeline.PrioritySlots(1)
+    got: list[float] = []
+    gate = slots.slot(99.0)
+    gate.__enter__()
+    workers = []
+    for p in (1.0, 3.0, 2.0):
+        def take(p=p):
+            with slots.slot(p):
+                got.append(p)
+        t = threading.Thread(target=take)
+        t.start()
+        workers.append(t)
+    while len(slots.waiting) < 3:
+        time.sleep(0.01)
+    gate.__exit__(None, None, None)
+    for t in workers:
+        t.join(timeout=5)
+    assert got == [3.0, 2.0, 1.0] and slots.free == 1
+
+
 def test_flow_and_task_code_can_be_shipped_to_other_processes():
     """A distributed task runner pickles the flow's and the task's code by value; module-level
     locks they referred to directly would make that fail (they go through functions)."""

@@ -1,0 +1,10 @@
+"""Every file the t2mir stages read or write, in one place. Stages take their paths from here,
+not from one another, so a stage's deps (its imports) are the modules it runs and no more."""
+TASKS = "data/t2mir/tasks.npz"
+MODELS = "data/t2mir/models"
+PREPARE_METRICS = "reports/t2mir/prepare.json"
+TRAIN_METRICS = "reports/t2mir/train.json"
+METRICS = "reports/t2mir/metrics.json"
+PLOT, PLOT_DATA = "reports/t2mir/heldout.png", "reports/t2mir/heldout.csv"
+CURVES = "reports/t2mir/loss.png"
+GIF, ROOM_PNG = "reports/t2mir/rollout.gif", "reports/t2mir/rollout.png"

@@ -1,0 +1,15 @@
+"""auto_refine end to end on the smoke profile, in the session's smoke build: its stages run once
+more give the same outputs, and the figures the claims read are there."""
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.mark.study
+def test_smoke_chain_reruns_to_the_same_outputs(rerun_study):
+    out = rerun_study("auto_refine")
+    m = out["metrics"]
+    assert m["test_train_subject_overlap"] == 0
+    assert set(m["arms"]) == {"refine", "refine_noret", "norefine", "refine_untrained"}
+    assert all(v is not None for v in m["claim"].values())
+    assert (out["root"] / "reports/auto_refine/em.png").stat().st_size > 5_000

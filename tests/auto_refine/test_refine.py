@@ -1,0 +1,88 @@
+"""auto_refine's pieces against known cases: the knowledge base and its gold paths, BM25 retrieval on
+a hand case, disjoint train/test subjects, AutoRefine's reward, the features, the protocols' errors."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from stages.auto_refine import refine as R
+
+
+def test_kb_gold_facts_and_answer_path_by_hand():
+    docs = [("p0", "works", "p1"), ("p0", "lives", "c0"), ("p0", "born", "c1"),
+            ("p1", "works", "p0"), ("p1", "lives", "c2"), ("p1", "born", "c3"), ("p0", "likes", "p1")]
+    fact = R.facts(docs)
+    assert R.answer_path(fact, "p0", ("lives",)) == ([("p0", "lives", "c0")], "c0")
+    assert R.answer_path(fact, "p0", ("works", "born")) == ([("p0", "works", "p1"), ("p1", "born", "c3")], "c3")
+    kb = R.make_kb(10, 3, 2, np.random.default_rng(0))
+    assert len(kb) == 10 * 3 + 10 * 2
+    assert all(s != o for s, r, o in kb if r == "works")          # nobody is their own boss
+
+
+def test_bm25_ranks_the_matching_document_first():
+    docs = [("p1", "lives", "c3"), ("p2", "works", "p1"), ("p1", "born", "c4"), ("p5", "lives", "c1")]
+    ids = R.Retriever(docs, 2).search(["p1 lives", "p2 works"])
+    assert ids[0, 0] == 0 and ids[1, 0] == 1
+
+
+def test_split_has_disjoint_subjects_and_every_type():
+    train, test = R.split_questions(20, 0.25, np.random.default_rng(1))
+    assert not {s for s, _ in train} & {s for s, _ in test}
+    assert len(test) == 5 * len(R.QTYPES) and len(train) == 15 * len(R.QTYPES)
+
+
+def test_autorefine_reward_by_hand():
+    docs = [("p0", "works", "p1"), ("p1", "lives", "c2"), ("p0", "lives", "c0"),
+            ("p1", "works", "p0"), ("p0", "born", "c1"), ("p1", "born", "c3")]
+    env = R.Env(docs, 2, {}, {}, {}, R.facts(docs))
+    q = [("p0", 2)] * 3                       # p0 -works-> p1 -lives-> c2
+    r = R.rewards(env, q, ["c2", "c0", "c0"], [[0, 1], [0, 1], [0, 2]], 0.1)
+    assert r.tolist() == pytest.approx([1.0, 0.1, 0.0])
+    assert R.rewards(env, q, ["c2", "c0", "c0"], [[0, 1], [0, 1], [0, 2]], 0.0).tolist() == [1.0, 0.0, 0.0]
+
+
+def test_features_are_one_hot_blocks():
+    f = R.features(5, 2, 1, "lives", 3, 2, True, False, True)
+    assert f.shape == (R.n_features(5),) and f.sum() == 5
+    assert f[2] == 1 and f[5 + 1] == 1 and f[5 + 2] == 1 and f[5 + 4] == 1
+
+
+def test_rollout_runs_both_protocols_and_rejects_others():
+    rng = np.random.default_rng(0)
+    docs = R.make_kb(12, 4, 2, rng)
+    train, test = R.split_questions(12, 0.25, rng)
+    env = R.build_env(docs, 3, train + test)
+    pol = R.Scorer(R.n_features(3), 8)
+    for proto, n_search in (("refine", 1.5), ("norefine", 1.5)):
+        ans, ref, searches, dec = R.rollout(pol, env, test, proto, True, None)
+        assert len(ans) == len(test) and np.mean([len(s) for s in searches]) == n_search
+        assert R.episode_logp(pol, dec, len(test)).shape == (len(test),)
+    with pytest.raises(ValueError, match="protocol must be 'refine' or 'norefine'"):
+        R.rollout(pol, env, test, "think", True, None)
+    with pytest.raises(ValueError, match="need n_people >= 4"):
+        R.make_kb(2, 4, 0, rng)
+
+
+def test_scorer_masks_padding():
+    pol = R.Scorer(4, 3)
+    logp = pol(torch.randn(2, 3, 4), torch.tensor([[True, True, False], [True, False, False]]))
+    assert torch.allclose(logp.exp().sum(-1), torch.ones(2))
+    assert logp[1, 0].item() == pytest.approx(0.0, abs=1e-6) and logp[0, 2].exp().item() < 1e-30
+
+
+def test_policy_round_trips_through_the_pyfunc_model(tmp_path):
+    import mlflow.pyfunc
+    import pandas as pd
+
+    torch.manual_seed(0)
+    pol = R.Scorer(R.n_features(3), 4)
+    R.save_mlflow(tmp_path / "m", pol, 3, 4)
+    x = torch.rand(2, 3, R.n_features(3))
+    want = pol(x, torch.ones(2, 3, dtype=torch.bool)).exp().reshape(-1)
+    df = pd.DataFrame(x.reshape(6, -1).numpy(), columns=[f"f{i}" for i in range(R.n_features(3))])
+    df["decision"] = [0, 0, 0, 1, 1, 1]
+    got = mlflow.pyfunc.load_model(str(tmp_path / "m")).predict(df)
+    np.testing.assert_allclose(got, want.detach().numpy(), atol=1e-6)
+    with pytest.raises(ValueError, match="needs the columns decision"):
+        mlflow.pyfunc.load_model(str(tmp_path / "m")).predict(df.drop(columns=["decision"]))
