@@ -167,10 +167,12 @@ METHODS = {            # name: (noise in rollouts, Bayesian advantage)
 
 def rl(policy: Policy, ref: Policy, img, q, counts, method: str, steps: int, prompts: int, group: int,
        lr: float, clip: float, beta: float, epochs: int, sigma_start: float, sigma_end: float,
-       prior_var: float, obs_var: float, gen: torch.Generator, score_on_noisy: bool = True) -> list[float]:
+       prior_var: float, obs_var: float, gen: torch.Generator, score_on_noisy: bool = False) -> list[float]:
     """GRPO-family RL. Rollouts of a group see the image with each its own noise level sigma ~
     U(0, schedule(step)) when the method injects noise; the update scores the sampled chains on the
-    clean image (the policy being trained), with the clipped surrogate and a k3 KL to ``ref``."""
+    clean image (the policy being trained: the paper injects noise into the rollouts' visual input
+    only, and optimises the policy on the original image), with the clipped surrogate and a k3 KL to
+    ``ref``. ``score_on_noisy=True`` (the first, failing default run) scored them on the noisy view."""
     from stages.common.optim import Adam
     from stages.common.pg import clipped_surrogate, group_advantages, kl_k3
 
