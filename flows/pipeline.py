@@ -27,6 +27,9 @@ machine with CUDA devices also with ``gpu@<host>``, whose tag concurrency limit
 from __future__ import annotations
 
 import argparse
+import contextlib
+import heapq
+import itertools
 import json
 import os
 import re
@@ -329,32 +332,24 @@ class PrioritySlots:
     and 60 s finish near the balanced 130 s only if the long chains start first."""
 
     def __init__(self, n: int):
-        import itertools
-
         self.free, self.cond, self.waiting, self.order = n, threading.Condition(), [], itertools.count()
 
+    @contextlib.contextmanager
     def slot(self, priority: float = 0.0):
-        import contextlib
-        import heapq
-
-        @contextlib.contextmanager
-        def held():
+        with self.cond:
+            me = (-priority, next(self.order))
+            heapq.heappush(self.waiting, me)
+            while not (self.free > 0 and self.waiting[0] == me):
+                self.cond.wait()
+            heapq.heappop(self.waiting)
+            self.free -= 1
+            self.cond.notify_all()            # the next in line may take another free slot
+        try:
+            yield
+        finally:
             with self.cond:
-                me = (-priority, next(self.order))
-                heapq.heappush(self.waiting, me)
-                while not (self.free > 0 and self.waiting[0] == me):
-                    self.cond.wait()
-                heapq.heappop(self.waiting)
-                self.free -= 1
-                self.cond.notify_all()            # the next in line may take another free slot
-            try:
-                yield
-            finally:
-                with self.cond:
-                    self.free += 1
-                    self.cond.notify_all()
-
-        return held()
+                self.free += 1
+                self.cond.notify_all()
 
 
 _SLOTS: PrioritySlots | None = None   # at most max_parallel stage processes at once
@@ -398,8 +393,6 @@ def _stage_slot(priority: float = 0.0):
     distributed task runner pickles the task's code) refer to it instead of carrying a lock;
     there, each worker's own concurrency applies."""
     if _SLOTS is None:
-        import contextlib
-
         return contextlib.nullcontext()
     return _SLOTS.slot(priority)
 
