@@ -251,11 +251,14 @@ def stage(study: str, step: str, model: type[M], stage_name: str | None = None,
         yield ctx
         compute_s = time.perf_counter() - t_body
         if run is not None:
-            from .device import cores_given, threads_applied
-
-            extra = {"stage.setup_s": setup_s, "stage.compute_s": compute_s, "stage.cores_given": cores_given()}
-            if threads_applied() is not None:       # the stage capped its torch / BLAS threads
-                extra["stage.threads"] = threads_applied()
+            extra = {"stage.setup_s": setup_s, "stage.compute_s": compute_s}
+            # device.py is loaded by the stages that cap their threads; it is looked up rather than
+            # imported, as an import here would make it a code dep of every stage (depgraph.py)
+            device = sys.modules.get("stages.common.device")
+            if device is not None:
+                extra["stage.cores_given"] = device.cores_given()
+                if device.threads_applied() is not None:       # the stage capped its threads
+                    extra["stage.threads"] = device.threads_applied()
             run.finish_stage(spec.metrics, spec.outs, extra)
             run.close()
     except BaseException as exc:
