@@ -152,6 +152,7 @@ def run_flow(par_root: Path, finals: list[str], addresses: list[str], t_seq: flo
         print(f"  between them ({last - first:.1f} s) the {cores} cores stood idle "
               f"{cores * (last - first) - busy:.1f} core-s (waiting on a chain's upstream, or on "
               f"the scheduler)")
+        print_timeline(timings, launched)
     else:
         print(f"  the rest (Prefect start, task bookkeeping, MLflow parent runs, idle cores): "
               f"{t_par - max(chain, busy / (os.cpu_count() or 1)):.1f} s")
@@ -159,6 +160,18 @@ def run_flow(par_root: Path, finals: list[str], addresses: list[str], t_seq: flo
                             capture_output=True, text=True).stdout
     print(f"after the flow, dvc status: {status.strip().splitlines()[-1] if status.strip() else '?'}")
     return t_par
+
+
+def print_timeline(timings: dict[str, dict], launched: float) -> None:
+    """Each stage's process start and end, and its commit's end (s after launch), in start order,
+    with the number of stage processes running when it started: where the cores stood idle."""
+    spans = {n: (t["ended_at_s"] - t["commit_s"] - t["wall_s"] - launched,
+                 t["ended_at_s"] - t["commit_s"] - launched, t["ended_at_s"] - launched)
+             for n, t in timings.items()}
+    print("  timeline (s after launch): stage, process start - end, committed, others running at its start")
+    for n, (a, b, c) in sorted(spans.items(), key=lambda kv: kv[1][0]):
+        others = sum(1 for m, (a2, b2, _) in spans.items() if m != n and a2 <= a < b2)
+        print(f"    {n:32s} {a:6.1f} - {b:6.1f}  {c:6.1f}  {others}")
 
 
 def main(argv: list[str] | None = None) -> int:

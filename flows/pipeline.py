@@ -7,7 +7,9 @@ each study's; never a second copy of the DAG).
    stale (``dvc status``) and add everything downstream of them.
 2. Create the MLflow store and experiments once, then open a parent run for this flow run
    (experiment ``pipeline``) and, in each study's experiment, a run that stands for it there
-   (the MLflow UI nests runs only within an experiment).
+   (the MLflow UI nests runs only within an experiment). From the command line with no
+   Prefect server configured, step 1 and the store's creation run while Prefect's ephemeral
+   server starts (~10 s on 2 cores), and the flow run takes their result up.
 3. Submit one Prefect task per stale stage in dependency order; a task waits only for its
    own upstream stages, so independent stages run concurrently, each in its own process
    (the stage's ``cmd`` from dvc.yaml), at most ``max_parallel`` at a time. A stage is then
@@ -28,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import heapq
 import itertools
 import json
@@ -148,10 +151,12 @@ def plan(root: Path, targets: list[str] | None = None, force: bool = False) -> t
         unknown = sorted(set(targets) - set(stages))
         if unknown:
             raise ValueError(f"unknown stage(s) {unknown}; the pipeline has {sorted(stages)}")
-    res = _dvc("status", "--json", root=root)
-    if res.returncode != 0:
-        raise RuntimeError(f"dvc status failed:\n{res.stderr}")
-    changed = set(json.loads(res.stdout or "{}"))
+    # DVC's status of the targets and what they depend on (every stage without targets)
+    addresses = [stages[t].address for t in targets or []]
+    try:
+        changed = set(_dvc_api(lambda repo: repo.status(targets=addresses or None, with_deps=True), root))
+    except Exception as exc:  # noqa: BLE001 - named as the flow's plan failing
+        raise RuntimeError(f"dvc status failed: {type(exc).__name__}: {exc}") from exc
     changed = {c.split(":")[-1] for c in changed} & set(stages)
     if force:
         changed |= set(targets or stages)
@@ -479,13 +484,87 @@ def _workspace_lock(root: Path):
 
     path = root / WORKSPACE_LOCK
     path.parent.mkdir(parents=True, exist_ok=True)
-    lock = FileLock(str(path))
+    lock = FileLock(str(path), thread_local=False)   # taken before the flow run, released in it
     try:
         lock.acquire(timeout=0)
     except Timeout:
         raise RuntimeError(f"another pipeline flow is running in {root} (lock {WORKSPACE_LOCK}); "
                            "wait for it, or run this one in another clone") from None
     return lock
+
+
+def flow_studies(todo: list[str]) -> list[str]:
+    return sorted({study_of(n) for n in todo} - {CHECK_STAGE})
+
+
+def ensure_experiments(root: Path, studies: list[str]) -> None:
+    """Create the MLflow store and the experiments a flow run logs to, before stages fan out."""
+    from stages.common import tracking
+
+    for exp in [*studies, "pipeline"]:
+        tracking.ensure_experiment(exp, root)
+
+
+@dataclasses.dataclass
+class Prepared:
+    """What a flow run does before it submits stages: the workspace lock taken, the profile set,
+    what the remote has pulled, the plan made, the MLflow store and experiments created."""
+    args: tuple
+    root: Path
+    lock: object
+    stages: dict
+    edges: dict
+    targets: list[str] | None
+    remote: str | None
+    todo: list[str]
+
+
+def prepare(profile: str | None, targets: list[str] | None, gpu_only: bool, force: bool,
+            pull: bool) -> Prepared:
+    """The flow run's first steps (see :class:`Prepared`). On failure the lock is released."""
+    args = (profile, tuple(targets or ()), gpu_only, force, pull)
+    root = repo_root()
+    lock = _workspace_lock(root)
+    try:
+        if profile:
+            set_profile(root, profile)
+        stages = load_stages(root)
+        edges = upstream(stages)
+        if gpu_only:
+            targets = sorted(set(targets or []) | {n for n, s in stages.items() if s.gpu})
+        remote = remote_name(root)
+        if remote and pull:
+            pull_inputs(root, [stages[t].address for t in targets or []], remote)
+        todo, _ = plan(root, targets, force)
+        if todo:
+            ensure_experiments(root, flow_studies(todo))
+    except BaseException:
+        lock.release()
+        raise
+    return Prepared(args, root, lock, stages, edges, targets, remote, todo)
+
+
+_PREPARED: list[Prepared] = []    # made by main() while Prefect's ephemeral server starts
+
+
+def start_ephemeral_api() -> threading.Thread | None:
+    """Start Prefect's ephemeral API server in a thread when no API is configured, so that its
+    start (a process importing Prefect's server: ~10 s on 2 cores) overlaps the flow's plan.
+    The flow's client then finds it running (Prefect keeps one per process). A start that fails
+    here is tried again, and reported, by the flow itself."""
+    from prefect.settings import PREFECT_API_URL, PREFECT_SERVER_EPHEMERAL_ENABLED
+
+    if PREFECT_API_URL.value() or not PREFECT_SERVER_EPHEMERAL_ENABLED.value():
+        return None
+    from prefect.server.api.server import SubprocessASGIServer
+
+    def start() -> None:
+        with contextlib.suppress(Exception):
+            SubprocessASGIServer().start()
+
+    thread = threading.Thread(target=start, name="prefect-ephemeral-start", daemon=True)
+    thread.start()
+    return thread
 
 
 class FlowRuns:
@@ -496,9 +575,7 @@ class FlowRuns:
         from stages.common import tracking
 
         self.root, self.tracking = root, tracking
-        studies = sorted({study_of(n) for n in todo} - {CHECK_STAGE})
-        for exp in [*studies, "pipeline"]:
-            tracking.ensure_experiment(exp, root)   # create store + experiments before fanning out
+        studies = flow_studies(todo)               # their experiments: made by prepare()
         tags = {"profile": profile or "", "stages": ",".join(todo), **_prefect_tags()}
         name = f"flow {tags.get('prefect.flow_run_name', time.strftime('%Y-%m-%d %H:%M'))}"
         self.parent = tracking.open_flow_run(name, tags, root)
@@ -559,21 +636,17 @@ def pipeline(profile: str | None = None, targets: list[str] | None = None,
     remote has of the stages to run and their inputs, so only what it lacks is computed, and
     ``push`` sends the outputs of the stages that ran.
     """
-    root = repo_root()
-    lock = _workspace_lock(root)
+    args = (profile, tuple(targets or ()), gpu_only, force, pull)
+    prep = _PREPARED.pop() if _PREPARED else None
+    if prep is not None and prep.args != args:      # made for another call: not this run's plan
+        prep.lock.release()
+        prep = None
+    prep = prep or prepare(profile, targets, gpu_only, force, pull)
+    root, lock, stages, edges = prep.root, prep.lock, prep.stages, prep.edges
+    targets, remote, todo = prep.targets, prep.remote, prep.todo
     _reset_stop()
     runs: FlowRuns | None = None
     try:
-        if profile:
-            set_profile(root, profile)
-        stages = load_stages(root)
-        edges = upstream(stages)
-        if gpu_only:
-            targets = sorted(set(targets or []) | {n for n, s in stages.items() if s.gpu})
-        remote = remote_name(root)
-        if remote and pull:
-            pull_inputs(root, [stages[t].address for t in targets or []], remote)
-        todo, _ = plan(root, targets, force)
         print(f"stale stages: {todo or 'none'}")
         if not todo:
             return {"ran": [], "up_to_date": [], "failed": [], "skipped": [], "parent_run_id": None,
@@ -725,12 +798,25 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("targets", nargs="*")
     a = ap.parse_args(argv)
     signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    server = start_ephemeral_api()
+    try:     # the plan, while Prefect's ephemeral server starts; the flow run takes it up
+        _PREPARED.append(prepare(a.profile, a.targets or None, a.gpu_only, a.force, not a.no_pull))
+    except (RuntimeError, ValueError) as exc:
+        print(f"pipeline failed: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        if server is not None:
+            server.join()
     flow_fn = pipeline
     if a.task_runner != "threads":
         flow_fn = pipeline.with_options(task_runner=make_task_runner(a.task_runner))
-    state = flow_fn(profile=a.profile, targets=a.targets or None, max_parallel=a.max_parallel,
-                     retries=a.retries, retry_delay_s=a.retry_delay, gpu_only=a.gpu_only, force=a.force,
-                     pull=not a.no_pull, push=not a.no_push, return_state=True)
+    try:
+        state = flow_fn(profile=a.profile, targets=a.targets or None, max_parallel=a.max_parallel,
+                        retries=a.retries, retry_delay_s=a.retry_delay, gpu_only=a.gpu_only,
+                        force=a.force, pull=not a.no_pull, push=not a.no_push, return_state=True)
+    finally:
+        while _PREPARED:                # the flow run never started: free the workspace
+            _PREPARED.pop().lock.release()
     if state.is_completed():
         print(json.dumps(state.result(), indent=2))
         return 0
