@@ -331,21 +331,59 @@ def stop_stages(root: Path, grace: float = 10.0) -> list[int]:
 
 
 class PrioritySlots:
-    """At most ``n`` stage processes at once; when a slot frees, the waiting stage with the
-    highest priority takes it (the longest estimated chain still ahead of it: see
-    :func:`chain_seconds`), not the one that asked first. Two cores and four chains of 70, 66, 64
-    and 60 s finish near the balanced 130 s only if the long chains start first."""
+    """At most ``n`` stage processes at once; a free slot goes to the stage with the highest
+    priority (the longest estimated chain still ahead of it: see :func:`chain_seconds`) among
+    those that can run, not to the one that asked first. Two cores and four chains of 70, 66, 64
+    and 60 s finish near the balanced 130 s only if the long chains start first.
 
-    def __init__(self, n: int):
+    "Can run" counts stages whose task has not asked yet: a stage :meth:`expect`-ed with its
+    upstream stages is ready once they are all :meth:`done`, and a freed slot is held for it
+    while its task starts (Prefect releases the tasks that waited on one upstream in no set
+    order, and the first to ask would otherwise take the slot). A ready stage that has not asked
+    within ``grace_s`` (it was skipped, or its flow is failing) no longer holds anything back."""
+
+    def __init__(self, n: int, grace_s: float = 3.0):
         self.free, self.cond, self.waiting, self.order = n, threading.Condition(), [], itertools.count()
+        self.grace_s = grace_s
+        self.expected: dict[str, tuple[float, set[str]]] = {}   # not asked yet: priority, upstream
+        self.finished: set[str] = set()
+        self.ready_since: dict[str, float] = {}
+
+    def expect(self, name: str, priority: float, upstream: set[str]) -> None:
+        with self.cond:
+            self.expected[name] = (priority, set(upstream))
+            self._update_ready()
+
+    def done(self, name: str) -> None:
+        """``name`` finished (ran and was recorded, or found up to date): its downstream may run."""
+        with self.cond:
+            self.finished.add(name)
+            self.expected.pop(name, None)
+            self._update_ready()
+            self.cond.notify_all()
+
+    def _update_ready(self) -> None:
+        now = time.monotonic()
+        for n, (_, up) in self.expected.items():
+            if n not in self.ready_since and up <= self.finished:
+                self.ready_since[n] = now
+
+    def _held_for(self) -> float:
+        """The highest priority among ready stages that have not asked yet (within the grace)."""
+        now = time.monotonic()
+        held = [p for n, (p, _) in self.expected.items()
+                if n in self.ready_since and now - self.ready_since[n] < self.grace_s]
+        return max(held, default=float("-inf"))
 
     @contextlib.contextmanager
-    def slot(self, priority: float = 0.0):
+    def slot(self, priority: float = 0.0, name: str | None = None):
         with self.cond:
+            if name is not None:
+                self.expected.pop(name, None)      # it has asked (a retry asks again)
             me = (-priority, next(self.order))
             heapq.heappush(self.waiting, me)
-            while not (self.free > 0 and self.waiting[0] == me):
-                self.cond.wait()
+            while not (self.free > 0 and self.waiting[0] == me and priority >= self._held_for()):
+                self.cond.wait(timeout=0.5)        # the grace expires without a notification
             heapq.heappop(self.waiting)
             self.free -= 1
             self.cond.notify_all()            # the next in line may take another free slot
@@ -393,13 +431,24 @@ def chain_seconds(root: Path, todo: list[str], edges: dict[str, set[str]], profi
     return out
 
 
-def _stage_slot(priority: float = 0.0):
+def _stage_slot(priority: float = 0.0, name: str | None = None):
     """The flow process's stage slots. A function, so tasks shipped to other processes (a
     distributed task runner pickles the task's code) refer to it instead of carrying a lock;
     there, each worker's own concurrency applies."""
     if _SLOTS is None:
         return contextlib.nullcontext()
-    return _SLOTS.slot(priority)
+    return _SLOTS.slot(priority, name)
+
+
+def _expect_stages(stages: dict[str, tuple[float, set[str]]]) -> None:
+    """Tell the slots which stages will ask, with their priority and upstream stages."""
+    for name, (priority, upstream) in stages.items():
+        _SLOTS.expect(name, priority, upstream)
+
+
+def _stage_done(name: str) -> None:
+    if _SLOTS is not None:
+        _SLOTS.done(name)
 
 
 def up_to_date(address: str, root: Path) -> bool:
@@ -426,12 +475,13 @@ def run_stage(name: str, cmd: str, root: str, parent_run_id: str | None,
     t_task = time.perf_counter()
     if recheck and up_to_date(address, Path(root)):
         log.info("stage %s: up to date after its upstream ran; not run", name)
+        _stage_done(name)
         return {"stage": name, "ran": False}
     check_s = time.perf_counter() - t_task
     env = {**_env(), **(threads or {})}
     if parent_run_id:
         env["CLAIMBENCH_PARENT_RUN_ID"] = parent_run_id
-    with _stage_slot(priority):
+    with _stage_slot(priority, name):
         if _stopping():
             raise StageFailed(name, NOT_RETRYABLE_EXIT, "not started: the flow is stopping")
         t0 = time.perf_counter()
@@ -464,6 +514,7 @@ def run_stage(name: str, cmd: str, root: str, parent_run_id: str | None,
                "commit_s": time.perf_counter() - t1,
                "ended_at_s": time.time()}                # epoch seconds: the flow's timeline
     log.info("stage %s: %s", name, ", ".join(f"{k} {v:.1f}" for k, v in timings.items() if k != "ended_at_s"))
+    _stage_done(name)
     return {"stage": name, "ran": True, **timings}
 
 
@@ -666,6 +717,7 @@ def pipeline(profile: str | None = None, targets: list[str] | None = None,
 
         runs = FlowRuns(root, todo, profile)
         ahead = chain_seconds(root, todo, edges, profile)
+        _expect_stages({n: (ahead[n], edges[n] & set(todo)) for n in todo})
         futures = {}
         for name in todo:
             s = stages[name]

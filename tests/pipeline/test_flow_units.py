@@ -151,6 +151,40 @@ def test_priority_slots_hand_a_free_slot_to_the_highest_priority():
     assert got == [3.0, 2.0, 1.0] and slots.free == 1
 
 
+def test_a_free_slot_waits_for_the_best_ready_stage_that_has_not_asked_yet():
+    """Prefect starts the tasks released by one upstream in no set order: a low-priority stage
+    that asks first must not take the slot from a ready high-priority one still starting; a
+    ready stage that never asks holds nothing back after the grace period."""
+    import threading
+    import time
+
+    slots = pipeline.PrioritySlots(1, grace_s=1.0)
+    slots.expect("up", 9.0, set())
+    slots.expect("long", 5.0, {"up"})
+    slots.expect("short", 1.0, {"up"})
+    got: list[str] = []
+    with slots.slot(9.0, "up"):
+        pass
+    slots.done("up")                              # both are ready now; "short" asks first
+
+    def take(name, p):
+        with slots.slot(p, name):
+            got.append(name)
+
+    short = threading.Thread(target=take, args=("short", 1.0))
+    short.start()
+    time.sleep(0.3)
+    assert got == []                              # held for "long", which has not asked
+    take("long", 5.0)
+    short.join(timeout=5)
+    assert got == ["long", "short"]
+
+    slots.expect("never", 7.0, set())             # ready at once, never asks
+    t0 = time.monotonic()
+    take("late", 2.0)
+    assert got[-1] == "late" and 0.9 <= time.monotonic() - t0 < 3.0
+
+
 def test_flow_and_task_code_can_be_shipped_to_other_processes():
     """A distributed task runner pickles the flow's and the task's code by value; module-level
     locks they referred to directly would make that fail (they go through functions)."""
