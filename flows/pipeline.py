@@ -55,6 +55,11 @@ _DVC_LOCK = threading.Lock()   # `dvc commit` / `dvc status` take DVC's repo loc
 GPU_TAG = "gpu"
 NOT_RETRYABLE_EXIT = 2         # a stage's "bad params / bad input" status (stages.common.stage)
 WORKSPACE_LOCK = ".dvc/tmp/claimbench-flow.lock"
+# Prefect's thread runner waits for a task's upstream inside the task's thread: with a thread for
+# every stage (the whole DAG is ~120), a stage starts as soon as its upstream is done, and the
+# stage slots may hold a free slot for it (PrioritySlots); with fewer, it would queue behind
+# stages still waiting. Waiting threads cost no CPU; the stage processes are capped by the slots.
+TASK_THREADS = 256
 
 
 def killed_by(returncode: int) -> int | None:
@@ -671,7 +676,7 @@ def _collect(futures: dict, edges: dict[str, set[str]]) -> tuple[list[dict], dic
     return ran, failed, skipped
 
 
-@flow(name="claimbench-pipeline", task_runner=ThreadPoolTaskRunner(max_workers=32),
+@flow(name="claimbench-pipeline", task_runner=ThreadPoolTaskRunner(max_workers=TASK_THREADS),
       log_prints=True)
 def pipeline(profile: str | None = None, targets: list[str] | None = None,
              max_parallel: int | None = None, retries: int = 2, retry_delay_s: float = 10.0,
@@ -820,7 +825,7 @@ def make_task_runner(spec: str):
     cluster of processes, on loopback) or ``dask://host:port`` (an existing Dask scheduler),
     through Prefect's own integration (prefect-dask)."""
     if spec == "threads":
-        return ThreadPoolTaskRunner(max_workers=32)
+        return ThreadPoolTaskRunner(max_workers=TASK_THREADS)
     if spec == "dask" or spec.startswith("dask://"):
         try:
             from prefect_dask import DaskTaskRunner
