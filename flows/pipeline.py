@@ -142,15 +142,17 @@ def stale_stages(root: Path, targets: list[str] | None = None) -> list[str]:
     return plan(root, targets)[0]
 
 
-def plan(root: Path, targets: list[str] | None = None, force: bool = False) -> tuple[list[str], set[str]]:
+def plan(root: Path, targets: list[str] | None = None, force: bool = False,
+         stages: dict | None = None) -> tuple[list[str], set[str]]:
     """(stages that may need to run, in dependency order; those DVC reports changed now).
 
     A stage downstream of a changed one may turn out up to date once its upstream has run
     (the upstream made identical outputs); the flow asks DVC again before running it.
     ``force``: the targets (every stage, without targets) run even when up to date, as with
-    ``dvc repro --force``; their upstream stages run only if stale.
+    ``dvc repro --force``; their upstream stages run only if stale. ``stages``: the pipeline's
+    stages when the caller has loaded them already (:func:`load_stages`).
     """
-    stages = load_stages(root)
+    stages = stages if stages is not None else load_stages(root)
     edges = upstream(stages)
     if targets:
         unknown = sorted(set(targets) - set(stages))
@@ -575,10 +577,16 @@ class Prepared:
     todo: list[str]
 
 
+def _call_key(profile: str | None, targets: list[str] | None, gpu_only: bool, force: bool,
+              pull: bool) -> tuple:
+    """The arguments that shape a flow run's plan: a plan made for one key serves only that call."""
+    return (profile, tuple(targets or ()), gpu_only, force, pull)
+
+
 def prepare(profile: str | None, targets: list[str] | None, gpu_only: bool, force: bool,
             pull: bool) -> Prepared:
     """The flow run's first steps (see :class:`Prepared`). On failure the lock is released."""
-    args = (profile, tuple(targets or ()), gpu_only, force, pull)
+    args = _call_key(profile, targets, gpu_only, force, pull)
     root = repo_root()
     lock = _workspace_lock(root)
     try:
@@ -591,7 +599,7 @@ def prepare(profile: str | None, targets: list[str] | None, gpu_only: bool, forc
         remote = remote_name(root)
         if remote and pull:
             pull_inputs(root, [stages[t].address for t in targets or []], remote)
-        todo, _ = plan(root, targets, force)
+        todo, _ = plan(root, targets, force, stages)
         if todo:
             ensure_experiments(root, flow_studies(todo))
     except BaseException:
@@ -692,9 +700,8 @@ def pipeline(profile: str | None = None, targets: list[str] | None = None,
     remote has of the stages to run and their inputs, so only what it lacks is computed, and
     ``push`` sends the outputs of the stages that ran.
     """
-    args = (profile, tuple(targets or ()), gpu_only, force, pull)
     prep = _PREPARED.pop() if _PREPARED else None
-    if prep is not None and prep.args != args:      # made for another call: not this run's plan
+    if prep is not None and prep.args != _call_key(profile, targets, gpu_only, force, pull):      # made for another call: not this run's plan
         prep.lock.release()
         prep = None
     prep = prep or prepare(profile, targets, gpu_only, force, pull)
