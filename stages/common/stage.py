@@ -133,14 +133,22 @@ def clean_leftovers(root: Path, outs: list[str]) -> list[Path]:
 
 
 def check_deps_against_lock(root: Path, stage_name: str, deps: list[str],
-                            hashes: dict[str, str]) -> list[str]:
+                            hashes: dict[str, str], stages: dict | None = None) -> list[str]:
     """Problems with the deps that other stages produce: each must exist and hash to what
     dvc.lock recorded for it. ``hashes`` maps each existing dep to its DVC hash. An out of
     another stage inside a folder dep (the ledger depends on ``reports/<study>``) is checked on
     its own. Deps no stage makes (code, shipped data) are DVC's to track.
+
+    Only lock entries of stages that the DAG defines (``stages``, by default every dvc.yaml's)
+    are trusted, and only for the outs that stage declares today: an entry left in a dvc.lock by
+    a stage since removed or moved is ignored with a warning, never taken as a file's producer.
+    The advice names commands that work: ``dvc repro`` and ``dvc commit`` of the stage that
+    makes the file, and ``dvc checkout`` only when the cache holds the recorded version.
     """
-    from .dvcfile import load_lock
+    from .dvcfile import load_lock, load_stages
     from .io import dvc_md5
+
+    stages = load_stages(root) if stages is None else stages
 
     def inside(path: str) -> bool:
         return any(path.startswith(d.rstrip("/") + "/") for d in deps)
@@ -150,26 +158,41 @@ def check_deps_against_lock(root: Path, stage_name: str, deps: list[str],
     for producer, entry in load_lock(root).items():
         if producer == stage_name:
             continue
-        address = entry["_address"]              # how `dvc repro` / `dvc commit` name it
+        spec = stages.get(producer)
+        if spec is None or spec.address != entry["_address"]:
+            print(f"warning: dvc.lock has an entry for stage {entry['_address']}, which no "
+                  f"dvc.yaml defines there; ignored (delete the entry from that dvc.lock)",
+                  file=sys.stderr, flush=True)
+            continue
+        declared = {Path(o).as_posix().rstrip("/") for o in spec.outs}
         for out in entry.get("outs") or []:
             path, want = out.get("path"), out.get("md5")
-            if not want or (path not in wanted and not inside(path)):
+            if not want or path not in declared or (path not in wanted and not inside(path)):
                 continue
-            if path in wanted:
-                got = hashes.get(path)
-            else:
-                got = dvc_md5(root / path) if (root / path).exists() else None
+            got = hashes.get(path) if path in wanted else (
+                dvc_md5(root / path) if (root / path).exists() else None)
+            if got == want:
+                continue
+            fixes = [f"`dvc repro {spec.address}`"]
+            if cached(root, want):
+                fixes.append(f"`dvc checkout {path}`")
             if got is None:
                 problems.append(f"{path} (made by stage {producer}) is missing; run "
-                                f"`dvc repro {address}` or `dvc checkout {path}`")
-            elif got != want:
+                                f"{' or '.join(fixes)}")
+            else:
                 problems.append(
                     f"{path} differs from what stage {producer} recorded in dvc.lock "
                     f"(md5 {got}, recorded {want}): it was changed outside the pipeline "
-                    f"(edited, truncated, or written by a stage run by hand). Restore it with "
-                    f"`dvc checkout {path}` or `dvc repro {address}`; if the change is meant, "
-                    f"record it with `dvc commit {address}`")
+                    f"(edited, truncated, or written by a stage run by hand). Remake it with "
+                    f"{' or restore it with '.join(fixes)}; if the change is meant, "
+                    f"record it with `dvc commit {spec.address}`")
     return problems
+
+
+def cached(root: Path, md5: str) -> bool:
+    """Whether DVC's local cache holds the object with this hash (DVC 3's layout), so that
+    ``dvc checkout`` can restore it."""
+    return (root / ".dvc" / "cache" / "files" / "md5" / md5[:2] / md5[2:]).is_file()
 
 
 def keep_freed_memory() -> bool:
@@ -218,7 +241,8 @@ def stage(study: str, step: str, model: type[M], stage_name: str | None = None,
         fail(str(err))
     from .dvcfile import load_stages
 
-    spec = load_stages(root).get(stage_name)
+    stages = load_stages(root)
+    spec = stages.get(stage_name)
     if spec is None:
         fail(f"dvc.yaml has no stage {stage_name!r}")
     from .tracking import hash_deps
@@ -228,7 +252,7 @@ def stage(study: str, step: str, model: type[M], stage_name: str | None = None,
         print(f"[{stage_name}] removed {leftover.relative_to(root)} (left by a killed earlier run)",
               flush=True)
     dep_hashes = hash_deps(root, spec.deps)
-    problems = check_deps_against_lock(root, stage_name, spec.deps, dep_hashes)
+    problems = check_deps_against_lock(root, stage_name, spec.deps, dep_hashes, stages)
     if problems:
         fail(f"stage {stage_name}: its inputs are not what the pipeline made:\n  " +
              "\n  ".join(problems))

@@ -8,7 +8,7 @@ that *is* a dep of the ledger stage:
 
     python -m stages.ledger.runs [--tracking-uri URI ...] [--profile default]
 
-For every stage in the studies' ``dvc.lock`` files it picks, on that profile, the latest FINISHED
+For every stage the studies' ``dvc.yaml`` files define it picks, on that profile, the latest FINISHED
 run of that stage (tag ``dvc.stage``) whose recorded dep hashes (tags ``dep.<path>``, set by
 stages/common/tracking.py) all equal the lock's (``exact: true``: it saw exactly the inputs the
 committed outputs were made from); failing that, the latest FINISHED run of the stage
@@ -29,13 +29,21 @@ from pathlib import Path
 RUNS_JSON = "stages/ledger/runs.json"
 
 
-def lock_stages(root: Path) -> dict[str, dict[str, str]]:
-    """{stage name: {dep path: md5}} from the studies' and corpora's dvc.lock files (not the
-    root's: the ledger's own entry)."""
-    from stages.common.dvcfile import load_lock
+def study_stages(root: Path) -> dict[str, dict[str, str]]:
+    """{stage name: {dep path: md5}} for every stage the studies' and corpora's dvc.yaml files
+    define (not the root's ledger), with the dep hashes their dvc.lock entries recorded (none
+    for a stage never run). The DAG decides which stages there are: a lock entry left by a
+    stage since removed is not one."""
+    from stages.common.dvcfile import load_lock, load_stages
 
-    return {name: {d["path"]: d.get("md5", "") for d in entry.get("deps", [])}
-            for name, entry in load_lock(root).items() if "/dvc.yaml:" in entry["_address"]}
+    lock = load_lock(root)
+    out = {}
+    for name, spec in load_stages(root).items():
+        if spec.file == "dvc.yaml":
+            continue
+        entry = lock.get(name) if lock.get(name, {}).get("_address") == spec.address else None
+        out[name] = {d["path"]: d.get("md5", "") for d in (entry or {}).get("deps", [])}
+    return out
 
 
 def matching_runs(client, stages: dict[str, dict[str, str]], profile: str) -> dict[str, dict]:
@@ -66,7 +74,7 @@ def better(a: dict, b: dict) -> bool:
 def record(root: Path, uris: list[str], profile: str) -> dict:
     from mlflow.tracking import MlflowClient
 
-    stages = lock_stages(root)
+    stages = study_stages(root)
     found: dict[str, dict] = {}
     for uri in uris:
         print(f"  reading {uri}", flush=True)

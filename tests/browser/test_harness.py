@@ -2,7 +2,9 @@
 or logs an error is caught (so a ledger test that finds nothing has looked)."""
 from __future__ import annotations
 
-from tests.browser.conftest import is_external
+import json
+
+from tests.browser.conftest import is_external, page_requests
 
 CLEAN = """<!doctype html><html><head><meta charset="utf-8"><title>clean</title></head>
 <body><p id="ok">local only</p>
@@ -21,6 +23,28 @@ def test_is_external():
     assert not is_external("http://localhost:8080/")
     assert is_external("http://example.invalid/x.png")
     assert is_external("https://cdn.jsdelivr.net/npm/vega@5")
+    # the browser's own pages are not the page's requests (chromium 150 loads this one)
+    assert not is_external("chrome-untrusted://new-tab-page/one-google-bar?paramsencoded=")
+    assert not is_external("chrome://new-tab-page/")
+    assert not is_external("devtools://devtools/bundled/inspector.html")
+
+
+def _sent(url: str, document: str) -> dict:
+    return {"message": json.dumps({"message": {"method": "Network.requestWillBeSent", "params": {
+        "request": {"url": url}, "documentURL": document}}})}
+
+
+def test_planted_browser_internal_requests_are_not_the_pages():
+    """A performance log as chromium 150 writes it while a test runs: its new-tab page and that
+    page's own fetch (an https URL whose document is chrome://new-tab-page/) are dropped; the
+    page under test's requests, local or not, are kept."""
+    log = [_sent("chrome-untrusted://new-tab-page/one-google-bar?paramsencoded=",
+                 "chrome-untrusted://new-tab-page/one-google-bar?paramsencoded="),
+           _sent("https://www.google.com/async/newtab_ogb", "chrome://new-tab-page/"),
+           _sent("file:///tmp/page.html", "file:///tmp/page.html"),
+           _sent("http://example.invalid/x.png", "file:///tmp/page.html"),
+           {"message": json.dumps({"message": {"method": "Network.responseReceived", "params": {}}})}]
+    assert page_requests(log) == ["file:///tmp/page.html", "http://example.invalid/x.png"]
 
 
 def test_clean_local_page(browser, tmp_path):
@@ -34,6 +58,23 @@ def test_clean_local_page(browser, tmp_path):
     assert any(u.startswith("file://") for u in browser.requests()), "the performance log saw no request at all"
     shot = browser.screenshot("clean")
     assert shot.stat().st_size > 0
+
+
+def test_browser_pages_opened_before_the_test_page_are_not_counted(browser, tmp_path):
+    """A real browser-internal page (chromium's version page, then its new-tab page where the
+    build has one) loads first; the clean page after it still has no external request."""
+    browser.driver.get("chrome://version")
+    browser.driver.get("chrome://new-tab-page")
+    page = tmp_path / "clean.html"
+    page.write_text(CLEAN)
+    browser.open(page)
+    assert browser.external_requests() == []
+    assert any(u.startswith("file://") for u in browser.requests())
+
+
+def test_starts_on_about_blank(browser):
+    assert browser.driver.current_url == "about:blank"
+    assert browser.requests() == []
 
 
 def test_catches_external_request_and_console_error(browser, tmp_path):

@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from stages.common import tracking
+from stages.common.dvcfile import Stage
 from stages.common.io import dvc_md5
 from stages.common.stage import _raise_on_sigterm, check_deps_against_lock, clean_leftovers, tracking_enabled
 
@@ -65,8 +66,14 @@ def made(tmp_path):
     return tmp_path
 
 
-def _check(root: Path, deps=("data/r.json", "data/ds", "stages/code.py")):
-    return check_deps_against_lock(root, "s-train", list(deps), tracking.hash_deps(root, deps))
+# the DAG of these tests: s-prepare makes both files (what dvc.yaml would say), s-train reads them
+DAG = {"s-prepare": Stage(name="s-prepare", cmd="x", deps=[], outs=["data/r.json", "data/ds"],
+                          metrics=[], plots=[], params=[])}
+
+
+def _check(root: Path, deps=("data/r.json", "data/ds", "stages/code.py"), stages=None):
+    return check_deps_against_lock(root, "s-train", list(deps), tracking.hash_deps(root, deps),
+                                   DAG if stages is None else stages)
 
 
 def test_deps_as_recorded_pass(made):
@@ -79,8 +86,41 @@ def test_truncated_dep_is_named_with_its_maker(made):
     (made / "data" / "r.json").write_text('{"a"')
     (problem,) = _check(made)
     assert problem.startswith("data/r.json differs from what stage s-prepare recorded in dvc.lock")
-    assert "dvc checkout data/r.json" in problem and "dvc repro s-prepare" in problem
-    assert "dvc commit s-prepare" in problem
+    assert "`dvc repro s-prepare`" in problem and "`dvc commit s-prepare`" in problem
+    assert "dvc checkout" not in problem, "the cache does not hold it: checkout cannot restore it"
+
+
+def test_checkout_is_advised_only_when_the_cache_holds_the_file(made):
+    want = dvc_md5(made / "data" / "r.json")
+    obj = made / ".dvc" / "cache" / "files" / "md5" / want[:2] / want[2:]
+    obj.parent.mkdir(parents=True)
+    obj.write_bytes((made / "data" / "r.json").read_bytes())
+    (made / "data" / "r.json").write_text('{"a"')
+    (problem,) = _check(made)
+    assert "`dvc repro s-prepare` or restore it with `dvc checkout data/r.json`" in problem
+
+
+def test_a_stale_lock_entry_is_never_taken_as_a_producer(made, capsys):
+    """A dvc.lock entry of a stage that no dvc.yaml defines (removed or renamed) recorded other
+    bytes for data/r.json: ignored with a warning, and the live producer's record decides."""
+    lock = yaml.safe_load((made / "dvc.lock").read_text())
+    lock["stages"]["s-old"] = {"cmd": "y", "outs": [{"path": "data/r.json", "md5": "f" * 32}]}
+    (made / "dvc.lock").write_text(yaml.safe_dump(lock))
+    assert _check(made) == []
+    assert "entry for stage s-old, which no dvc.yaml defines" in capsys.readouterr().err
+    # and with the live producer gone from the DAG too, nothing is trusted for the file
+    (made / "data" / "r.json").write_text("other bytes")
+    assert _check(made, stages={}) == []
+
+
+def test_an_out_the_producer_no_longer_declares_is_not_checked(made):
+    """The lock still lists data/ds under s-prepare, but today's dvc.yaml has it make only
+    data/r.json: the old record does not bind data/ds."""
+    (made / "data" / "ds" / "x.arrow").write_bytes(b"other")
+    only_r = {"s-prepare": Stage(name="s-prepare", cmd="x", deps=[], outs=["data/r.json"],
+                                 metrics=[], plots=[], params=[])}
+    assert _check(made, stages=only_r) == []
+    assert _check(made) != []
 
 
 def test_edited_file_inside_a_folder_dep_is_caught(made):
@@ -92,15 +132,14 @@ def test_edited_file_inside_a_folder_dep_is_caught(made):
 def test_missing_dep_made_by_another_stage(made):
     (made / "data" / "r.json").unlink()
     (problem,) = _check(made)
-    assert problem == ("data/r.json (made by stage s-prepare) is missing; run `dvc repro s-prepare` "
-                       "or `dvc checkout data/r.json`")
+    assert problem == "data/r.json (made by stage s-prepare) is missing; run `dvc repro s-prepare`"
 
 
 def test_no_lock_or_own_outs_are_not_checked(made):
     """Without dvc.lock nothing is checked; a stage's own recorded outs are not its inputs."""
     (made / "data" / "r.json").write_text("changed")
     assert check_deps_against_lock(made, "s-prepare", ["data/r.json"],
-                                   tracking.hash_deps(made, ["data/r.json"])) == []
+                                   tracking.hash_deps(made, ["data/r.json"]), DAG) == []
     (made / "dvc.lock").unlink()
     assert _check(made) == []
 
@@ -112,9 +151,11 @@ def test_stage_cli_refuses_edited_input(tmp_path, sub_env, python_exe):
     (root / "data" / "zipf_bigram").mkdir(parents=True)
     res = root / "data" / "zipf_bigram" / "results.json"
     res.write_text('{"scaling": []}\n')
-    (root / "dvc.lock").write_text(yaml.safe_dump({"schema": "2.0", "stages": {
-        "zipf_bigram-train": {"cmd": "x", "outs": [{"path": "data/zipf_bigram/results.json",
-                                                   "md5": "0" * 32}]}}}))
+    lock = root / "stages" / "zipf_bigram" / "dvc.lock"   # the study's own lock records the file
+    entries = yaml.safe_load(lock.read_text())
+    entries["stages"]["zipf_bigram-train"]["outs"] = [{"path": "data/zipf_bigram/results.json",
+                                                      "md5": "0" * 32}]
+    lock.write_text(yaml.safe_dump(entries))
     proc = subprocess.run([python_exe, "-m", "stages.zipf_bigram.evaluate"], cwd=root,
                           env=sub_env(CLAIMBENCH_TRACKING="off"), capture_output=True, text=True,
                           timeout=120)

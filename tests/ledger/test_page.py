@@ -140,14 +140,14 @@ def test_every_study_has_a_paper_entry():
         assert p["seed"] in papers["seeds"] and p["position"] >= 1 and p["title"], study
 
 
-def test_runs_record_names_every_locked_stage():
-    """runs.json (python -m stages.ledger.runs) lists, for the default profile, each stage of the
-    studies' dvc.lock files once: a run or missing."""
-    from stages.ledger.runs import lock_stages
+def test_runs_record_names_every_stage_of_the_dag():
+    """runs.json (python -m stages.ledger.runs) lists, for the default profile, each stage the
+    studies' dvc.yaml files define once (a run or missing), and no stage they do not define."""
+    from stages.ledger.runs import study_stages
 
     runs = load_runs()["default"]["studies"]
     listed = {n for s in runs.values() for n in [*s["stages"], *s["missing"]]}
-    assert listed == set(lock_stages(REPO))
+    assert listed == set(study_stages(REPO))
     for study, s in runs.items():
         assert abs(s["compute_s"] - sum(r["compute_s"] for r in s["stages"].values())) < 0.5, study
 
