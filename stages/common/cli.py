@@ -174,7 +174,7 @@ def _cmd_new_study(args: argparse.Namespace) -> int:
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-    from .claims import failed_musts
+    from .claims import failed_musts, verdict_of
 
     path = Path(args.claims)
     if not path.exists():
@@ -194,14 +194,15 @@ def _cmd_check(args: argparse.Namespace) -> int:
             return 2
     bad = failed_musts(rows)
     for r in rows:
-        mark = {True: "holds", False: "FAILS", None: "NOT RUN"}[r["holds"]]
-        print(f"{mark:8s} {r['level']:6s} {r['study']}/{r['id']}: measured {r['measured']}, "
+        v = verdict_of(r)
+        mark = v if v in ("holds", "retired") else v.upper()
+        print(f"{mark:12s} {r['level']:6s} {r['study']}/{r['id']}: measured {r['measured']}, "
               f"needs {r['metric']} {r['op']} {r['threshold']}")
     if bad:
         print(f"\n{len(bad)} must claim(s) do not hold: " +
-              ", ".join(f"{r['study']}/{r['id']}" for r in bad), file=sys.stderr)
+              ", ".join(f"{r['study']}/{r['id']} ({verdict_of(r)})" for r in bad), file=sys.stderr)
         return 1
-    print(f"\nall {sum(r['level'] == 'must' for r in rows)} must claims hold")
+    print(f"\nall {sum(r['level'] == 'must' and verdict_of(r) != 'retired' for r in rows)} must claims hold")
     return 0
 
 

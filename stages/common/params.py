@@ -1,12 +1,13 @@
 """Typed, validated parameters with profile selection.
 
-The top-level ``params.yaml`` holds only ``common`` (profile, seed, device). Each study keeps
+The top-level ``params.yaml`` holds only ``common`` (profile, verdict seeds, device). Each study keeps
 its own parameters beside its code, in ``stages/<study>/params.json`` (the shared corpora in
 ``stages/common/corpora/params.json``), under one key, the study's name, with its three
 profiles::
 
     # params.yaml
-    common: {profile: default, seed: 0, device: auto}
+    common: {profile: default, seeds: {smoke: [0, 1], default: [0, 1, 2, 3, 4], paper: [0, ..., 9]},
+             device: auto}
     # stages/zipf_bigram/params.json
     {"zipf_bigram": {
       "smoke":   {"prepare": {...}, "train": {...}, "evaluate": {...}},
@@ -30,10 +31,10 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 PROFILES = ("smoke", "default", "paper")
 STUDY_PARAMS = "params.json"      # a study's params file, beside its code
@@ -49,12 +50,44 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
 
+VerdictSeed = Annotated[int, Field(ge=0, lt=1000)]   # calibration seeds are >= 1000 (VERDICTS.md)
+
+
+class VerdictSeeds(Strict):
+    """The verdict seeds of each profile: every stage that draws anything runs each of them, and
+    the ledger judges every claim over them (../shared/VERDICTS.md, section 1)."""
+
+    smoke: list[VerdictSeed] = Field(min_length=1)
+    default: list[VerdictSeed] = Field(min_length=1)
+    paper: list[VerdictSeed] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _unique(self) -> "VerdictSeeds":
+        for prof in PROFILES:
+            seeds = getattr(self, prof)
+            if len(set(seeds)) != len(seeds):
+                raise ValueError(f"{prof}: a seed is listed twice in {seeds}")
+        return self
+
+
 class CommonParams(Strict):
     profile: Literal["smoke", "default", "paper"] = Field(
         description="which size profile every study runs")
-    seed: int = Field(ge=0, description="base seed for every random source")
+    seeds: VerdictSeeds = Field(description="the verdict seeds of each profile (0-999; "
+                                            "calibration seeds are >= 1000)")
     device: Literal["auto", "cpu", "cuda"] = Field(
         description="auto = CUDA when present, else CPU")
+
+    @property
+    def verdict_seeds(self) -> list[int]:
+        """The active profile's verdict seeds."""
+        return list(getattr(self.seeds, self.profile))
+
+    @property
+    def seed(self) -> int:
+        """The first verdict seed: what a study that has not moved onto the claims contract v2
+        runs (its one seed; it was ``common.seed`` = 0 before seeds became an axis)."""
+        return self.verdict_seeds[0]
 
 
 M = TypeVar("M", bound=BaseModel)
@@ -250,7 +283,7 @@ def validate(prefix: str, model: type[M], data: Any) -> M:
 def load_common(data: dict[str, Any] | None = None) -> CommonParams:
     data = read_params_file() if data is None else data
     if "common" not in data:
-        raise ParamsError("params.yaml: missing section 'common' (profile, seed, device)")
+        raise ParamsError("params.yaml: missing section 'common' (profile, seeds, device)")
     return validate("common", CommonParams, data["common"])
 
 

@@ -62,7 +62,14 @@ class StageContext:
 
     @property
     def seed(self) -> int:
+        """The first verdict seed: the one seed of a study not yet on the claims contract v2."""
         return self.common.seed
+
+    @property
+    def seeds(self) -> list[int]:
+        """The profile's verdict seeds: a stage that draws anything runs every one of them and
+        writes its figures per seed (``per_seed`` in its metrics file; see stages/common/seeds.py)."""
+        return self.common.verdict_seeds
 
     def path(self, rel: str) -> Path:
         return self.root / rel
@@ -258,7 +265,7 @@ def stage(study: str, step: str, model: type[M], stage_name: str | None = None,
              "\n  ".join(problems))
     seed_everything(common.seed)
     run = None
-    print(f"[{stage_name}] profile={common.profile} seed={common.seed}", flush=True)
+    print(f"[{stage_name}] profile={common.profile} verdict seeds={common.verdict_seeds}", flush=True)
     # SIGTERM -> SystemExit -> the run is FAILED; kept until the run is closed, so a SIGTERM
     # while the outs are being logged fails the run too instead of leaving it RUNNING
     previous = _set_sigterm(_raise_on_sigterm)

@@ -1,9 +1,14 @@
 """The ledger stage: every study's claims.yaml checked against its measured metrics.
 
 Writes reports/claims.json (one object per claim), reports/claims.md (the overview of the
-studies, then a table of the claims) and reports/index.html with its plot thumbnails under
+studies, then a table of the claims), reports/claims/<study>.md (one study's section: what its
+README links to, with every seed's figure), and reports/index.html with its plot thumbnails under
 reports/ledger/ (an offline page, no CDN: see stages/ledger/page.py). A failing claim is a
 result, not an error: this stage always writes the ledger; ``claimbench check`` is the gate.
+
+Claims of the contract v2 are judged over the profile's verdict seeds (``common.seeds``); see
+stages/common/claims.py. (A study's section is not ``reports/<study>/claims.md``: this stage
+depends on ``reports/<study>``, and an out inside its own dep would make it stale after every run.)
 
 Besides the studies' claims and reports it reads two files of its own: ``papers.yaml`` (each
 study's paper title, seed file and position) and ``runs.json`` (the MLflow runs that made the
@@ -25,21 +30,23 @@ import yaml
 
 from stages.common.stage import stage
 
-from .format import check_text, fmt, verdict
+from .format import VERDICTS, check_text, figure_name, figure_text, fmt, verdict_of
 from .params import LedgerParams
 
 CLAIMS_JSON, CLAIMS_MD, INDEX_HTML = "reports/claims.json", "reports/claims.md", "reports/index.html"
+STUDY_MD = "reports/claims/{study}.md"
 THUMBS = "reports/ledger/thumbs"
 PAPERS, RUNS = Path(__file__).with_name("papers.yaml"), Path(__file__).with_name("runs.json")
 README, START, END = "README.md", "<!-- studies:start -->", "<!-- studies:end -->"
 
 
-def collect(root: Path, profile: str) -> list[dict]:
+def collect(root: Path, profile: str, seeds: list[int] | None = None) -> list[dict]:
+    """Every study's claims, judged (v2 claims over the verdict ``seeds``)."""
     from stages.common.claims import evaluate_file
 
     rows = []
     for claims_file in sorted((root / "stages").glob("*/claims.yaml")):
-        for r in evaluate_file(claims_file, root):
+        for r in evaluate_file(claims_file, root, seeds):
             rows.append({**r, "profile": profile})
     return rows
 
@@ -65,22 +72,54 @@ def overview_markdown(rows: list[dict], papers: dict, runs: dict) -> list[str]:
     return lines
 
 
+def totals_markdown(rows: list[dict]) -> list[str]:
+    """The must claims per verdict (contract v2 over seeds; v1, one seed, apart) and the decisive
+    share, as the page's totals say them."""
+    from .page import decisive_text, verdict_counts
+
+    c = verdict_counts(rows)
+    lines = []
+    if sum(c["v2"].values()):
+        lines.append("Must claims judged over the verdict seeds: " +
+                     ", ".join(f"{n} {v}" for v, n in c["v2"].items() if n) +
+                     f"; decisive share (holds + fails) / musts: {decisive_text(c['decisive'])}.")
+    if sum(c["v1"].values()):
+        lines.append("Must claims of one seed (claims contract v1, counted apart until their study "
+                     "moves): " + ", ".join(f"{n} {v}" for v, n in c["v1"].items() if n) + ".")
+    return lines
+
+
+def _row_cells(r: dict) -> list[str]:
+    fid = r["fidelity"] + (f" ({r['why']})" if r["why"] else "")
+    return [f"**{r['id']}**: {r['statement']}", r["level"], f"{r['paper']} ({r['where']})",
+            figure_text(r), seeds_text(r), f"`{check_text(r)}`", verdict_of(r), fid]
+
+
+def seeds_text(r: dict) -> str:
+    """'5 seeds (interval)', '1 seed' for a v1 row, 'retired'."""
+    if r.get("contract", 1) == 1:
+        return "1 seed"
+    if verdict_of(r) == "retired":
+        return "—"
+    return f"{r['n']} seed{'s' if r['n'] != 1 else ''} ({r['rule']})"
+
+
+def _md(cells: list[str]) -> str:
+    return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+
+
 def to_markdown(rows: list[dict], profile: str, papers: dict | None = None, runs: dict | None = None) -> str:
-    n_hold = sum(r["holds"] is True for r in rows)
     lines = [
         "# Claims ledger", "",
-        f"Profile `{profile}`: {n_hold} of {len(rows)} claims hold. Every measured figure comes from "
-        "this repository's pipeline (`dvc repro`); `fidelity` says how close the experiment is to the paper's.",
+        f"Profile `{profile}`. Every measured figure comes from this repository's pipeline "
+        "(`dvc repro`); `fidelity` says how close the experiment is to the paper's.", "",
+        *totals_markdown(rows),
         "", "## Studies", "", *overview_markdown(rows, papers or {}, runs or {}), "", "## Claims", "",
-        "| study | claim | level | paper figure | measured | check | verdict | fidelity |",
-        "|---|---|---|---|---|---|---|---|",
+        "| study | claim | level | paper figure | measured | seeds | check | verdict | fidelity |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
-        fid = r["fidelity"] + (f" ({r['why']})" if r["why"] else "")
-        lines.append("| " + " | ".join(s.replace("|", "\\|") for s in [
-            r["study"], f"**{r['id']}**: {r['statement']}", r["level"],
-            f"{r['paper']} ({r['where']})", fmt(r["measured"]), f"`{check_text(r)}`",
-            verdict(r["holds"]), fid]) + " |")
+        lines.append(_md([r["study"], *_row_cells(r)]))
     notes = notes_lines(rows)
     if notes:
         lines += ["", "## Notes", "", *notes]
@@ -106,7 +145,7 @@ def notes_lines(rows: list[dict]) -> list[str]:
         text = note
         if ctx:
             text += (" " if text else "") + f"Measured beside it: {ctx}."
-        out.append(f"- **{r['study']}/{r['id']}** ({verdict(r['holds'])}): {text}")
+        out.append(f"- **{r['study']}/{r['id']}** ({verdict_of(r)}): {text}")
     return out
 
 
@@ -125,6 +164,55 @@ def studies_table(rows: list[dict]) -> str:
         fid = ", ".join(sorted({r["fidelity"] for r in mine}))
         paper = mine[0]["source"].replace("|", "\\|")
         lines.append(f"| [{study}](stages/{study}/README.md) | {paper} | {held('must')} | {held('should')} | {fid} |")
+    return "\n".join(lines) + "\n"
+
+
+def study_markdown(study: str, rows: list[dict], profile: str) -> str:
+    """One study's section of the ledger (``reports/claims/<study>.md``): its claims with their
+    verdicts, then each claim of the contract v2 with every seed's figure, its control, its
+    registration and revisions. A study's README links here instead of typing results."""
+    lines = [f"# {study}: claims ledger", "",
+             f"Profile `{profile}`, written by the ledger stage (`dvc repro`) from "
+             f"`stages/{study}/claims.yaml` and the study's metrics; do not edit.", "",
+             f"Paper: {rows[0]['source']}", "", *totals_markdown(rows), "",
+             "| claim | level | paper figure | measured | seeds | check | verdict | fidelity |",
+             "|---|---|---|---|---|---|---|---|", *(_md(_row_cells(r)) for r in rows)]
+    for r in rows:
+        if r.get("contract", 1) == 1 and not r.get("note") and not r.get("context"):
+            continue
+        lines += ["", f"## {r['id']} ({r['level']}): {verdict_of(r)}", "", r["statement"], ""]
+        if r.get("contract", 1) == 2 and r.get("per_seed"):
+            seeds = list(r["per_seed"])
+            ctl = (r.get("control") or {}).get("per_seed") or {}
+            lines += ["| seed | " + " | ".join(seeds) + " |", "|---" * (len(seeds) + 1) + "|",
+                      _md([figure_name(r), *(fmt(r["per_seed"][s]) for s in seeds)])]
+            if ctl:
+                lines.append(_md([f"control: {r['control']['metric']}", *(fmt(ctl.get(s)) for s in seeds)]))
+            lines.append("")
+            lines.append(f"- rule `{r['rule']}`: mean {fmt(r['mean'])}, 90 % interval "
+                         f"{fmt(r['interval'])} ({r.get('method') or '—'}); verdict {verdict_of(r)}")
+            if r.get("effect"):
+                lines.append(f"- effect: d_z = {fmt(r['effect']['d_z'])}, P(A > B) = {fmt(r['effect']['p_greater'])}")
+            if r.get("control"):
+                c = r["control"]
+                lines.append(f"- control `{c['metric']}` (the paper's contribution taken out): {c['verdict']}, "
+                             f"mean {fmt(c['mean'])}, 90 % interval {fmt(c['interval'])}")
+            elif r.get("why_no_control"):
+                lines.append(f"- no control: {r['why_no_control']}")
+            if r.get("constant"):
+                lines.append("- **the same value on every seed**, and the claim is not declared deterministic")
+        if r.get("retired"):
+            lines.append(f"- retired {r['retired']['date']}: {r['retired']['why']} (last verdict "
+                         f"{r['retired']['last_verdict']})")
+        if r.get("registered"):
+            lines.append(f"- registered {r['registered']}")
+        for rev in r.get("revisions") or []:
+            lines.append(f"- revised {rev['date']}: {rev['change']} (why: {rev['why']})")
+        if r.get("note"):
+            lines.append(f"- note: {r['note'].strip()}")
+        ctx = "; ".join(f"{k} = {fmt(v)}" for k, v in (r.get("context") or {}).items())
+        if ctx:
+            lines.append(f"- measured beside it: {ctx}")
     return "\n".join(lines) + "\n"
 
 
@@ -186,26 +274,33 @@ def main() -> None:
         profile = ctx.common.profile
         from .page import to_html
 
-        rows = collect(ctx.root, profile)
+        rows = collect(ctx.root, profile, ctx.seeds)
         papers, runs = load_papers(), load_runs()
         write_json(ctx.path(CLAIMS_JSON), rows)
         write_text(ctx.path(CLAIMS_MD), to_markdown(rows, profile, papers, runs))
-        plots = make_thumbs(ctx.root, sorted({r["study"] for r in rows}))
+        studies = sorted({r["study"] for r in rows})
+        for study in studies:
+            write_text(ctx.path(STUDY_MD.format(study=study)),
+                       study_markdown(study, [r for r in rows if r["study"] == study], profile))
+        stale = [p for p in ctx.path(STUDY_MD.format(study="x")).parent.glob("*.md") if p.stem not in studies]
+        for p in stale:                     # a study that was removed
+            p.unlink()
+        plots = make_thumbs(ctx.root, studies)
         print(f"  {sum(map(len, plots.values()))} plot thumbnails in {THUMBS}", flush=True)
         page = to_html(rows, profile, ctx.params.build.title, papers, runs, plots)
         write_text(ctx.path(INDEX_HTML), page)
         print(f"  {INDEX_HTML}: {len(page.encode()) / 1e6:.2f} MB", flush=True)
         if refresh_readme(ctx.path(README), studies_table(rows)):
             print(f"  refreshed the table of studies in {README}", flush=True)
-        counts = {"claims": len(rows), "hold": sum(r["holds"] is True for r in rows),
-                  "fail": sum(r["holds"] is False for r in rows),
-                  "not_run": sum(r["holds"] is None for r in rows),
-                  "must_failed": sum(r["level"] == "must" and r["holds"] is not True for r in rows)}
+        counts = {"claims": len(rows),
+                  **{v.replace(" ", "_"): sum(verdict_of(r) == v for r in rows) for v in VERDICTS},
+                  "must_not_holding": sum(r["level"] == "must" and verdict_of(r) not in ("holds", "retired")
+                                          for r in rows)}
         ctx.run.log_metrics({"ledger": counts})
         ctx.run.alias_models("ledger")      # registered models: `ledger` on the versions behind these reports
         for r in rows:
-            print(f"  {verdict(r['holds']):8s} {r['level']:6s} {r['study']}/{r['id']}: "
-                  f"measured {fmt(r['measured'])}, check {check_text(r)}")
+            print(f"  {verdict_of(r):12s} {r['level']:6s} {r['study']}/{r['id']}: "
+                  f"measured {figure_text(r)} ({seeds_text(r)}), check {check_text(r)}")
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ import math
 import subprocess
 from pathlib import Path
 
-from .format import fmt, verdict
+from .format import fmt, verdict_of
 
 CLAIMS_JSON = "reports/claims.json"
 DIFF_PAGE = "reports/claims-diff.html"
@@ -81,19 +81,19 @@ def compare(old: list[dict], new: list[dict], rtol: float = 1e-6, unchanged: boo
         elif b is None:
             change = "removed"
         else:
-            what = [w for w, same in (("verdict", a["holds"] == b["holds"]),
+            what = [w for w, same in (("verdict", verdict_of(a) == verdict_of(b)),
                                       ("measured", _close(a["measured"], b["measured"], rtol))) if not same]
             change = ", ".join(what)
             if not change and not unchanged:
                 continue
         ref = b or a
         out.append({"key": key, "level": ref["level"], "change": change or "—",
-                    "old_verdict": verdict(a["holds"]) if a else "—",
-                    "new_verdict": verdict(b["holds"]) if b else "—",
+                    "old_verdict": verdict_of(a) if a else "—",
+                    "new_verdict": verdict_of(b) if b else "—",
                     "old_measured": fmt(a["measured"]) if a else "—",
                     "new_measured": fmt(b["measured"]) if b else "—",
-                    "must_broke": bool(a and b and ref["level"] == "must" and a["holds"] is True
-                                       and b["holds"] is False)})
+                    "must_broke": bool(a and b and ref["level"] == "must" and verdict_of(a) == "holds"
+                                       and verdict_of(b) not in ("holds", "retired"))})
     return out
 
 

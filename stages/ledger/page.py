@@ -1,14 +1,30 @@
 """The ledger page, ``reports/index.html``: what a researcher opens first.
 
 Layout, top to bottom: the totals; the changes since the last committed ledger (see below); the
-filters; the overview (one row per study: its paper's title, seed file and position, must and
-should claims held out of all, fidelity labels, default-profile compute time, links to its
-section and its README); then one section per study: its claims (statement first, the paper's
-figure, where, note and context folded in a ``<details>``), its plots, and the MLflow runs that
+filters; the overview (one row per study, coloured by its worst must verdict: its paper's title,
+seed file and position, must and should claims held out of all, fidelity labels, default-profile
+compute time, links to its section and its README); then one section per study: its claims
+(statement first, a strip of the per-seed values, the paper's figure, where, note, context and
+the claims contract's figures folded in a ``<details>``), its plots, and the MLflow runs that
 made them.
 
-Filters by verdict (holds / fails / not run), level and fidelity, and a text search, in plain
-inline JS: no CDN, no web fonts, nothing fetched. One button shows only the failing claims.
+Totals (../shared/VERDICTS.md, section 5): the must claims of contract v2 (judged on several
+seeds) counted per verdict, and their **decisive share**, (holds + fails) / musts, retired claims
+left out (they are no longer judged); the must claims of a ledger row of contract v1 (one seed,
+``holds`` true / false / null) are counted apart, labelled "1 seed".
+
+The seed strip of a claim is an inline SVG drawn here (no JS library): one dot per verdict seed
+(``per_seed``), the threshold (two lines for ``between``), the interval as a bar and the mean as
+a tick, and the control arm's dots on a second row in another colour; each strip is scaled to
+its own values. A v1 row has no strip, just "1 seed".
+
+Filters by verdict (every verdict of :data:`VERDICTS`), level and fidelity, and a text search, in
+plain inline JS: no CDN, no web fonts, nothing fetched. One button shows only the claims that do
+not hold (every verdict but holds and retired).
+
+The HTML comes from the Jinja2 templates in ``templates/`` (autoescaped; the CSS and JS are
+templates of their own, included inline: the page stays one file). A field of a row is never
+marked safe: what a claims.yaml says is shown as text.
 
 Size budget: the HTML itself ≤ 1 MB at 15 studies (so ≤ ~2.5 MB at 38): no plot is embedded.
 Each plot is a WebP thumbnail (≤ ``THUMB_W`` px wide) beside the page in
@@ -19,105 +35,53 @@ The comparison with the last committed ledger is not computed here: this is a DV
 git's HEAD is not one of its deps (reading it would make the page depend on something DVC does
 not track, and ``dvc repro`` would no longer be honest). ``claimbench diff --page`` (outside
 DVC) writes ``reports/claims-diff.html`` (git-ignored); the page loads it in a hidden iframe,
-which hands the comparison over with ``postMessage``. Without that file the page says how to
-make it (a missing iframe target logs no console error; a missing script would).
+which hands the comparison over with ``postMessage``. The page takes a message only from that
+iframe's window (under file:// every origin is "null", so the sender's window is what can be
+checked) and writes it with DOM text nodes, never as markup. Without that file the page says how
+to make it (a missing iframe target logs no console error; a missing script would).
 """
 from __future__ import annotations
 
-import html
-import json
+import math
+from functools import lru_cache
+from pathlib import Path
 
-from .format import check_text, fmt, verdict
+from .format import VERDICTS, check_text, css_class, fmt, verdict_of
 
 THUMB_W = 480
 DIFF_PAGE = "claims-diff.html"
-VERDICT_CLASS = {True: "holds", False: "fails", None: "notrun"}
-
-CSS = """
-*{box-sizing:border-box}
-body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:0 auto;padding:1em 1.5em;max-width:1360px;color:#222;line-height:1.35}
-h1{margin:.2em 0}h2{margin:1.4em 0 .3em;border-bottom:2px solid #ddd}
-section.study,#overview{scroll-margin-top:3.2em}
-table{border-collapse:collapse;width:100%;table-layout:fixed;font-size:.9em}
-td,th{border:1px solid #ccc;padding:4px 6px;vertical-align:top;overflow-wrap:anywhere;text-align:left}
-th{background:#f3f3f3}
-tr.holds td.v{background:#dff3df}tr.fails td.v{background:#f8d9d9}tr.notrun td.v{background:#eee}
-td.num{text-align:right;white-space:nowrap}
-.totals{display:flex;flex-wrap:wrap;gap:.6em;margin:.6em 0}
-.totals div{border:1px solid #ccc;border-radius:6px;padding:.35em .8em;background:#fafafa}
-.totals b{font-size:1.25em}
-.filters{position:sticky;top:0;background:#fff;border-bottom:1px solid #ccc;padding:.5em 0;z-index:2;display:flex;flex-wrap:wrap;gap:1em;align-items:center}
-.filters input[type=search]{width:18em}
-button{cursor:pointer}
-details summary{cursor:pointer}
-details dl{margin:.3em 0}details dt{font-weight:600}details dd{margin:0 0 .3em 1em}
-.plots{display:flex;flex-wrap:wrap;gap:.8em}
-.plots figure{margin:0;width:240px}
-.plots img{width:100%;height:auto;border:1px solid #ddd;background:#fff}
-.plots figcaption{font-size:.8em;overflow-wrap:anywhere}
-.runs{font-size:.85em}.runs code{font-size:.95em}
-.muted{color:#666}
-#diff table{margin-bottom:.5em}
-tr.changed td:first-child{box-shadow:inset 4px 0 #e69500}
-"""
-
-JS = r"""
-(function(){
-  var claims=[].slice.call(document.querySelectorAll('tr.claim'));
-  var text=claims.map(function(r){return r.textContent.toLowerCase();});
-  var sections=[].slice.call(document.querySelectorAll('section.study'));
-  var overview=[].slice.call(document.querySelectorAll('tr.ov'));
-  var q=document.getElementById('q'), lvl=document.getElementById('f-level'),
-      fid=document.getElementById('f-fidelity'), count=document.getElementById('count');
-  var boxes=[].slice.call(document.querySelectorAll('input[name=verdict]'));
-  function apply(){
-    var want={}; boxes.forEach(function(b){want[b.value]=b.checked;});
-    var s=q.value.trim().toLowerCase(), per={}, n=0;
-    claims.forEach(function(r,i){
-      var d=r.dataset, ok=want[d.verdict] && (!lvl.value||d.level===lvl.value) &&
-        (!fid.value||d.fidelity===fid.value) && (!s||text[i].indexOf(s)>=0);
-      r.hidden=!ok; if(ok){n++; per[d.study]=(per[d.study]||0)+1;}
-    });
-    sections.forEach(function(x){x.hidden=!per[x.dataset.study];});
-    overview.forEach(function(x){x.hidden=!per[x.dataset.study];});
-    count.textContent=n+' of '+claims.length+' claims shown';
-  }
-  boxes.concat([lvl,fid]).forEach(function(e){e.addEventListener('change',apply);});
-  q.addEventListener('input',apply);
-  document.getElementById('only-fails').addEventListener('click',function(){
-    boxes.forEach(function(b){b.checked=(b.value==='fails');}); lvl.value=''; fid.value=''; q.value=''; apply();});
-  document.getElementById('show-all').addEventListener('click',function(){
-    boxes.forEach(function(b){b.checked=true;}); lvl.value=''; fid.value=''; q.value=''; apply();});
-  apply();
-  window.addEventListener('message',function(ev){
-    var d=ev.data; if(!d||d.kind!=='claimbench-diff') return;
-    var box=document.getElementById('diff');
-    var h='<p>Against the ledger of <code>'+esc(d.rev)+'</code>: '+d.changes.length+' claim(s) changed'+
-      (d.must_broke?', <b>'+d.must_broke+' must claim(s) went from holds to fails</b>':'')+'.</p>';
-    if(d.changes.length){
-      h+='<table><tr><th style="width:28%">claim</th><th>change</th><th>verdict</th><th>measured</th></tr>';
-      d.changes.forEach(function(c){
-        h+='<tr><td>'+esc(c.key)+'</td><td>'+esc(c.change)+'</td><td>'+esc(c.old_verdict+' → '+c.new_verdict)+
-          '</td><td>'+esc(c.old_measured+' → '+c.new_measured)+'</td></tr>';
-        var row=document.getElementById('claim-'+c.key.replace('/','--')); if(row) row.classList.add('changed');
-      });
-      h+='</table>';
-    }
-    box.innerHTML=h;
-  });
-  function esc(s){return String(s).replace(/[&<>"]/g,function(c){return {'&':'&amp;','<':'&lt;','>':'&gt;','"':'&quot;'}[c];});}
-})();
-"""
+TEMPLATES = Path(__file__).with_name("templates")
+# a study's colour in the overview: its worst must verdict, worst first (retired ones are not judged)
+WORST_FIRST = ("not run", "fails", "not specific", "inconclusive", "holds")
+NOT_FAILING = ("holds", "retired")          # what the "only failing claims" button hides
+STRIP_W, STRIP_PAD = 150, 5                 # px: a seed strip's width, the margin at either end
 
 
-def e(x) -> str:
-    return html.escape(str(x), quote=True)
+@lru_cache(maxsize=1)
+def _env():
+    import jinja2          # lazily: the CLI imports this module's neighbours at start-up
+
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
+                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+                             keep_trailing_newline=True)
+    env.globals.update(DIFF_PAGE=DIFF_PAGE, compute_text=compute_text)
+    return env
+
+
+def _render(name: str, **context) -> str:
+    return _env().get_template(name).render(**context)
+
+
+def is_v1(r: dict) -> bool:
+    """A row of the first claims contract (one seed): ``contract`` 1 or missing."""
+    return r.get("contract") in (None, 1)
 
 
 def held(rows: list[dict], level: str) -> tuple[int, int, int]:
     """(held, all, not run) among ``rows`` of ``level``."""
     of = [r for r in rows if r["level"] == level]
-    return sum(r["holds"] is True for r in of), len(of), sum(r["holds"] is None for r in of)
+    return (sum(verdict_of(r) == "holds" for r in of), len(of),
+            sum(verdict_of(r) == "not run" for r in of))
 
 
 def held_text(rows: list[dict], level: str, sep: str = " / ") -> str:
@@ -128,6 +92,16 @@ def held_text(rows: list[dict], level: str, sep: str = " / ") -> str:
     return f"{h}{sep}{n}" + (f" ({nr} not run)" if nr else "")
 
 
+def worst_verdict(rows: list[dict]) -> str:
+    """The worst verdict (:data:`WORST_FIRST`) of the judged musts among ``rows``, else of any
+    judged claim; 'retired' when every claim is retired."""
+    for pool in ([r for r in rows if r["level"] == "must"], rows):
+        seen = {verdict_of(r) for r in pool} - {"retired"}
+        if seen:
+            return next(v for v in WORST_FIRST if v in seen)
+    return "retired"
+
+
 def overview(rows: list[dict], papers: dict, runs: dict) -> list[dict]:
     """One dict per study: the overview's cells as plain values (the Markdown table uses them too)."""
     seeds = papers.get("seeds", {})
@@ -136,6 +110,7 @@ def overview(rows: list[dict], papers: dict, runs: dict) -> list[dict]:
         mine = [r for r in rows if r["study"] == study]
         p = papers.get("papers", {}).get(study)
         rec = runs.get("default", {}).get("studies", {}).get(study)
+        musts = [verdict_of(r) for r in mine if r["level"] == "must"]
         out.append({
             "study": study,
             "title": p["title"] if p else mine[0]["source"],
@@ -143,7 +118,9 @@ def overview(rows: list[dict], papers: dict, runs: dict) -> list[dict]:
             "must": held_text(mine, "must"), "should": held_text(mine, "should"),
             "fidelity": ", ".join(sorted({r["fidelity"] for r in mine})),
             "compute_s": rec["compute_s"] if rec and rec["stages"] else None,
-            "fails": sum(r["holds"] is False for r in mine),
+            "fails": sum(verdict_of(r) == "fails" for r in mine),
+            "worst": worst_verdict(mine),
+            "must_verdicts": ", ".join(f"{musts.count(v)} {v}" for v in VERDICTS if v in musts),
         })
     return out
 
@@ -154,124 +131,203 @@ def compute_text(s) -> str:
     return f"{s:.0f} s" if s < 120 else f"{s / 60:.1f} min"
 
 
-def totals(rows: list[dict], ov: list[dict]) -> list[tuple[str, str]]:
-    mh, mn, _ = held(rows, "must")
+def verdict_counts(rows: list[dict]) -> dict:
+    """The must claims per verdict, of contract v2 (``v2``) and v1 (``v1``, one seed) apart, and the
+    decisive share of the v2 musts: (holds + fails) / the musts still judged (not retired); None
+    when there are none."""
+    musts = [r for r in rows if r["level"] == "must"]
+    out = {}
+    for key, pool in (("v2", [r for r in musts if not is_v1(r)]), ("v1", [r for r in musts if is_v1(r)])):
+        vs = [verdict_of(r) for r in pool]
+        out[key] = {v: vs.count(v) for v in VERDICTS}
+    judged = sum(n for v, n in out["v2"].items() if v != "retired")
+    out["decisive"] = (out["v2"]["holds"] + out["v2"]["fails"]) / judged if judged else None
+    return out
+
+
+def decisive_text(share) -> str:
+    return "—" if share is None else f"{100 * share:.0f} %"
+
+
+def _total_groups(rows: list[dict], ov: list[dict]) -> list[tuple[str, str, list[tuple[str, str, str]]]]:
+    """The totals as (group title, the group's tag in :func:`totals`, [(label, value, CSS class)]):
+    what the page's boxes show."""
+    c = verdict_counts(rows)
     sh, sn, _ = held(rows, "should")
     total_s = sum(o["compute_s"] or 0 for o in ov)
-    return [("studies", str(len(ov))),
-            ("claims hold", f"{sum(r['holds'] is True for r in rows)} / {len(rows)}"),
-            ("must hold", f"{mh} / {mn}"), ("should hold", f"{sh} / {sn}"),
-            ("fail", str(sum(r["holds"] is False for r in rows))),
-            ("not run", str(sum(r["holds"] is None for r in rows))),
-            ("default compute", compute_text(total_s) if total_s else "—")]
+    v2 = [(v, str(c["v2"][v]), css_class(v)) for v in VERDICTS]
+    v2.append(("decisive share", decisive_text(c["decisive"]), "decisive"))
+    groups = [(f"must claims judged on seeds ({sum(c['v2'].values())})", "", v2)]
+    n1 = sum(c["v1"].values())
+    if n1:
+        groups.append((f"must claims of one seed, contract v1 ({n1})", " (1 seed)",
+                       [(v, str(n), css_class(v)) for v, n in c["v1"].items() if n]))
+    groups.append(("", "", [("studies", str(len(ov)), ""), ("should hold", f"{sh} / {sn}", ""),
+                            ("default compute", compute_text(total_s) if total_s else "—", "")]))
+    return groups
 
 
-def claim_row(r: dict) -> str:
-    v = verdict(r["holds"])
-    ctx = "; ".join(f"{k} = {fmt(x)}" for k, x in r.get("context", {}).items())
-    details = [("paper", r["paper"]), ("where", r["where"]), ("metric", r["metric"])]
+def totals(rows: list[dict], ov: list[dict]) -> list[tuple[str, str]]:
+    """The totals as (label, value): v2 musts per verdict and the decisive share, v1 (1 seed)
+    musts per verdict apart ("holds (1 seed)"), studies, should claims held, compute."""
+    return [(label + tag, value) for _, tag, items in _total_groups(rows, ov) for label, value, _ in items]
+
+
+# -- the seed strip ---------------------------------------------------------------------------
+
+def _num(x) -> float | None:
+    """``x`` as a finite float, else None."""
+    if isinstance(x, (int, float)) and math.isfinite(x):
+        return float(x)
+    return None
+
+
+def _seed_values(per_seed) -> list[tuple[str, float]]:
+    """(seed, value) of ``per_seed`` ({"0": value, ...}) with a number, by seed."""
+    if not isinstance(per_seed, dict):
+        return []
+    got = [(str(k), _num(v)) for k, v in per_seed.items()]
+    return sorted(((k, v) for k, v in got if v is not None),
+                  key=lambda kv: (0, int(kv[0]), "") if kv[0].lstrip("-").isdigit() else (1, 0, kv[0]))
+
+
+def _interval(x) -> tuple[float, float] | None:
+    if isinstance(x, (list, tuple)) and len(x) == 2 and None not in map(_num, x):
+        return float(x[0]), float(x[1])
+    return None
+
+
+def _thresholds(r: dict) -> list[float]:
+    t = r.get("threshold")
+    if r.get("op") == "between":
+        iv = _interval(t)
+        return list(iv) if iv else []
+    return [] if _num(t) is None else [float(t)]
+
+
+def _arm(values, interval, mean) -> list[float]:
+    """Every figure of one arm that the strip places."""
+    return [v for _, v in values] + list(interval or ()) + ([mean] if mean is not None else [])
+
+
+def strip(r: dict) -> dict | None:
+    """The geometry of a claim's seed strip (numbers only; the template draws it), or None for a
+    row without per-seed values (a v1 row)."""
+    own = _seed_values(r.get("per_seed"))
+    if not own:
+        return None
+    ctl = r.get("control") if isinstance(r.get("control"), dict) else None
+    ctl_vals = _seed_values(ctl.get("per_seed")) if ctl else []
+    arms = [("own", own, _interval(r.get("interval")), _num(r.get("mean")))]
+    if ctl_vals:
+        arms.append(("ctl", ctl_vals, _interval(ctl.get("interval")), _num(ctl.get("mean"))))
+    thr = _thresholds(r)
+    every = thr + [x for _, vals, iv, m in arms for x in _arm(vals, iv, m)]
+    lo, hi = min(every), max(every)
+    if hi - lo <= 1e-12 * max(1.0, abs(lo)):          # one value: a window around it
+        half = abs(lo) * 0.1 or 1.0
+        lo, hi = lo - half, hi + half
+
+    def x(v: float) -> float:
+        return round(STRIP_PAD + (v - lo) / (hi - lo) * (STRIP_W - 2 * STRIP_PAD), 1)
+
+    row_h = 14
+    rows = []
+    for i, (kind, vals, iv, m) in enumerate(arms):
+        y = row_h // 2 + i * row_h
+        rows.append({"kind": kind, "y": y,
+                     "dots": [{"x": x(v), "y": y + ((j % 3) - 1) * 2, "seed": s, "value": fmt(v)}
+                              for j, (s, v) in enumerate(vals)],
+                     "interval": (x(iv[0]), round(max(x(iv[1]) - x(iv[0]), 1.0), 1)) if iv else None,
+                     "mean": x(m) if m is not None else None})
+    return {"w": STRIP_W, "h": row_h * len(arms), "rows": rows, "lo": fmt(lo), "hi": fmt(hi),
+            "thresholds": [{"x": x(t), "value": fmt(t)} for t in thr]}
+
+
+# -- a claim as the template shows it ---------------------------------------------------------
+
+def _iv_text(mean, interval) -> str:
+    iv = _interval(interval)
+    return fmt(mean) + (f" [{fmt(iv[0])}, {fmt(iv[1])}]" if iv else "")
+
+
+def _details(r: dict) -> list[tuple[str, str]]:
+    """The (term, text) pairs of a claim's ``<details>``, after its statement."""
+    out = [("paper", r["paper"]), ("where", r["where"]), ("metric", r["metric"])]
     if r.get("why"):
-        details.append((r["fidelity"], r["why"]))
-    if r.get("note", "").strip():
-        details.append(("note", r["note"].strip()))
+        out.append((r["fidelity"], r["why"]))
+    if (r.get("note") or "").strip():
+        out.append(("note", r["note"].strip()))
+    ctx = "; ".join(f"{k} = {fmt(x)}" for k, x in (r.get("context") or {}).items())
     if ctx:
-        details.append(("measured beside it", ctx))
-    dl = "".join(f"<dt>{e(k)}</dt><dd>{e(x)}</dd>" for k, x in details)
-    return (f"<tr class='claim {VERDICT_CLASS[r['holds']]}' id='claim-{e(r['study'])}--{e(r['id'])}' "
-            f"data-study='{e(r['study'])}' data-verdict='{e(v.replace(' ', ''))}' data-level='{e(r['level'])}' "
-            f"data-fidelity='{e(r['fidelity'])}'>"
-            f"<td><b>{e(r['id'])}</b><details><summary>{e(r['statement'])}</summary><dl>{dl}</dl></details></td>"
-            f"<td>{e(r['level'])}</td><td class='num'>{e(fmt(r['measured']))}</td>"
-            f"<td><code>{e(check_text(r))}</code></td><td class='v'>{e(v)}</td><td>{e(r['fidelity'])}</td></tr>")
+        out.append(("measured beside it", ctx))
+    if is_v1(r):
+        out.append(("seeds", "1 seed (a ledger row of claims contract v1)"))
+        return out + ([("registered", str(r["registered"]))] if r.get("registered") else [])
+    seeds = r.get("seeds") or [s for s, _ in _seed_values(r.get("per_seed"))]
+    out.append(("seeds", f"n = {fmt(r.get('n', len(seeds)))}" + (f" (seeds {', '.join(map(str, seeds))})"
+                                                                 if seeds else "")))
+    out.append(("rule", str(r.get("rule") or "—")))
+    out.append(("mean and 90 % interval", _iv_text(r.get("mean"), r.get("interval"))))
+    eff = r.get("effect")
+    if isinstance(eff, dict):
+        out.append(("effect", f"d_z = {fmt(eff.get('d_z'))}, P(A > B) = {fmt(eff.get('p_greater'))}"))
+    ctl = r.get("control")
+    if isinstance(ctl, dict):
+        out.append(("control", f"{ctl.get('metric', '—')}: {ctl.get('verdict', '—')}; mean and 90 % interval "
+                               f"{_iv_text(ctl.get('mean'), ctl.get('interval'))}"))
+    else:
+        out.append(("no control", str(r.get("why_no_control") or "—")))
+    out.append(("registered", str(r.get("registered") or "—")))
+    return out
 
 
-def runs_block(study: str, runs: dict, profile: str) -> str:
+def _revisions(r: dict) -> list[dict]:
+    return [{k: str(v.get(k) or "—") for k in ("date", "change", "why")}
+            for v in (r.get("revisions") or []) if isinstance(v, dict)]
+
+
+def claim_view(r: dict) -> dict:
+    """A row's cells as plain strings and numbers (what templates/claims.html.j2 reads)."""
+    v = verdict_of(r)
+    ctl = r.get("control") if isinstance(r.get("control"), dict) else None
+    return {"study": r["study"], "id": r["id"], "statement": r["statement"], "level": r["level"],
+            "fidelity": r["fidelity"], "verdict": v, "cls": css_class(v), "measured": fmt(r["measured"]),
+            "check": check_text(r), "v1": is_v1(r), "strip": strip(r), "metric": r["metric"],
+            "summary": f"{r['metric']}: {len(_seed_values(r.get('per_seed')))} seed(s), mean and 90 % "
+                       f"interval {_iv_text(r.get('mean'), r.get('interval'))}",
+            "control": None if ctl is None else {
+                "metric": str(ctl.get("metric", "—")), "verdict": str(ctl.get("verdict", "—")),
+                "cls": css_class(str(ctl.get("verdict", ""))),
+                "summary": f"control {ctl.get('metric', '—')}: {ctl.get('verdict', '—')}, mean and 90 % "
+                           f"interval {_iv_text(ctl.get('mean'), ctl.get('interval'))}"},
+            "details": _details(r), "revisions": _revisions(r)}
+
+
+def _runs_view(study: str, runs: dict, profile: str) -> dict | None:
+    """The MLflow runs behind a study's outputs, or None when none are recorded."""
     rec_profile = profile if study in runs.get(profile, {}).get("studies", {}) else "default"
     rec = runs.get(rec_profile, {}).get("studies", {}).get(study)
     if not rec or not rec["stages"]:
-        return ("<p class='runs muted'>MLflow runs: none recorded for this study "
-                "(<code>python -m stages.ledger.runs</code> records them after a run).</p>")
-    items = []
-    for name, r in sorted(rec["stages"].items()):
-        mark = "" if r["exact"] else (" <span class='muted' title='this run saw inputs that differ from "
-                                      "dvc.lock (it ran before an edit DVC recorded without re-running)'>≈</span>")
-        items.append(f"<li>{e(name)}: <code>{e(r['run_id'])}</code>{mark} "
-                     f"<span class='muted'>({e(r['experiment'])}, {compute_text(r['compute_s'])})</span></li>")
-    missing = "".join(f"<li>{e(m)}: <span class='muted'>no run recorded</span></li>" for m in rec["missing"])
-    commit = runs[rec_profile].get("commit", "")[:10]
-    return (f"<div class='runs'>MLflow runs that made these outputs (profile {e(rec_profile)}, "
-            f"recorded at commit <code>{e(commit)}</code>):<ul>{''.join(items)}{missing}</ul></div>")
-
-
-def plots_block(plots: list[dict]) -> str:
-    if not plots:
-        return "<p class='muted'>No plots.</p>"
-    figs = [f"<figure><a href='{e(p['full'])}'><img loading='lazy' src='{e(p['thumb'])}' width='{p['w']}' "
-            f"height='{p['h']}' alt='{e(p['name'])}'></a><figcaption>{e(p['name'])}</figcaption></figure>"
-            for p in plots]
-    return "<div class='plots'>" + "".join(figs) + "</div>"
+        return None
+    return {"profile": rec_profile, "commit": runs[rec_profile].get("commit", "")[:10],
+            "stages": [{"name": n, **r} for n, r in sorted(rec["stages"].items())], "missing": rec["missing"]}
 
 
 def to_html(rows: list[dict], profile: str, title: str, papers: dict, runs: dict,
             plots: dict[str, list[dict]]) -> str:
     """The page; ``plots[study]`` lists {name, thumb, full, w, h} with paths relative to it."""
     ov = overview(rows, papers, runs)
-    out = [f"<!doctype html><html lang='en'><head><meta charset='utf-8'>"
-           f"<meta name='viewport' content='width=device-width,initial-scale=1'><title>{e(title)}</title>"
-           f"<style>{CSS}</style></head><body>",
-           f"<h1>{e(title)}</h1>",
-           f"<p>Profile <code>{e(profile)}</code>. Every measured figure comes from this repository's "
-           f"pipeline (<code>dvc repro</code>); <i>fidelity</i> says how close the experiment is to the paper's. "
-           f"Compute time: the default profile's stage runs (MLflow <code>stage.compute_s</code>, "
-           f"<code>stages/ledger/runs.json</code>).</p>",
-           "<div class='totals'>" + "".join(f"<div><b>{e(v)}</b> {e(k)}</div>" for k, v in totals(rows, ov)) + "</div>",
-           f"<h2>Changes since the last committed ledger</h2><div id='diff'><p class='muted'>No comparison "
-           f"loaded: <code>claimbench diff --page</code> compares this ledger with git HEAD's and writes "
-           f"<code>reports/{DIFF_PAGE}</code>, which this page then shows here.</p></div>",
-           "<div class='filters'><span>verdict: " + "".join(
-               f"<label><input type='checkbox' name='verdict' value='{v}' checked> {lab}</label> "
-               for v, lab in (("holds", "holds"), ("fails", "fails"), ("notrun", "not run"))) + "</span>"
-           "<label>level <select id='f-level'><option value=''>all</option><option>must</option>"
-           "<option>should</option></select></label>"
-           "<label>fidelity <select id='f-fidelity'><option value=''>all</option><option>faithful</option>"
-           "<option>proxy</option><option>stand-in</option></select></label>"
-           "<input type='search' id='q' placeholder='search claims, papers, notes'>"
-           "<button id='only-fails' type='button'>only failing claims</button>"
-           "<button id='show-all' type='button'>show all</button>"
-           "<span id='count' class='muted'></span></div>",
-           "<h2 id='overview'>Overview</h2><table id='overview-table'><colgroup><col style='width:12%'>"
-           "<col style='width:38%'><col style='width:9%'><col style='width:9%'><col style='width:12%'>"
-           "<col style='width:9%'><col style='width:11%'></colgroup>"
-           "<tr><th>study</th><th>paper (seed file, position)</th><th>must held</th><th>should held</th>"
-           "<th>fidelity</th><th>default compute</th><th>links</th></tr>"]
-    for o in ov:
-        s = o["study"]
-        cls = " fails" if o["fails"] else ""
-        out.append(f"<tr class='ov{cls}' data-study='{e(s)}'><td><a href='#study-{e(s)}'>{e(s)}</a></td>"
-                   f"<td>{e(o['title'])} <span class='muted'>({e(o['seed'])})</span></td>"
-                   f"<td class='num'>{e(o['must'])}</td><td class='num'>{e(o['should'])}</td>"
-                   f"<td>{e(o['fidelity'])}</td><td class='num'>{e(compute_text(o['compute_s']))}</td>"
-                   f"<td><a href='#study-{e(s)}'>section</a> · <a href='../stages/{e(s)}/README.md'>README</a></td></tr>")
-    out.append("</table>")
-    for o in ov:
-        s = o["study"]
-        mine = [r for r in rows if r["study"] == s]
-        out.append(f"<section class='study' id='study-{e(s)}' data-study='{e(s)}'><h2>{e(s)}</h2>"
-                   f"<p>{e(mine[0]['source'])} · <a href='../stages/{e(s)}/README.md'>README</a> · "
-                   f"<a href='#overview'>overview</a></p>"
-                   "<table><colgroup><col style='width:46%'><col style='width:7%'><col style='width:11%'>"
-                   "<col style='width:20%'><col style='width:7%'><col style='width:9%'></colgroup>"
-                   "<tr><th>claim (click to unfold the paper's figure and the note)</th><th>level</th>"
-                   "<th>measured</th><th>check</th><th>verdict</th><th>fidelity</th></tr>"
-                   + "".join(claim_row(r) for r in mine) + "</table>"
-                   + plots_block(plots.get(s, [])) + runs_block(s, runs, profile) + "</section>")
-    # the iframe after the script: its message cannot arrive before the listener exists
-    out.append(f"<script>{JS}</script><iframe src='{DIFF_PAGE}' hidden title='comparison'></iframe></body></html>")
-    return "\n".join(out) + "\n"
+    studies = [{**o, "worst_cls": css_class(o["worst"]),
+                "source": next(r["source"] for r in rows if r["study"] == o["study"]),
+                "claims": [claim_view(r) for r in rows if r["study"] == o["study"]],
+                "plots": plots.get(o["study"], []), "runs": _runs_view(o["study"], runs, profile)}
+               for o in ov]
+    verdicts = [(css_class(v), v) for v in VERDICTS]
+    return _render("index.html.j2", title=title, profile=profile, totals=_total_groups(rows, ov),
+                   verdicts=verdicts, not_failing=[css_class(v) for v in NOT_FAILING], studies=studies)
 
 
 def diff_page(payload: dict) -> str:
     """The small page ``claimbench diff --page`` writes: it hands ``payload`` to the ledger page."""
-    data = json.dumps({"kind": "claimbench-diff", **payload}).replace("</", "<\\/")
-    return (f"<!doctype html><html><head><meta charset='utf-8'><title>claims diff</title></head><body>"
-            f"<script>parent.postMessage({data}, '*');</script></body></html>\n")
+    return _render("diff.html.j2", data={"kind": "claimbench-diff", **payload})

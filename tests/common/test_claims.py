@@ -67,8 +67,9 @@ def test_evaluate_measured_and_holds():
     cf = _file(_claim(id="ok", metric="a.b", op=">=", threshold=1.0),
                _claim(id="bad", metric="a.c", op="between", threshold=[0.0, 0.5]))
     rows = evaluate(cf, {"a": {"b": 2, "c": 0.75}})
-    assert [(r["id"], r["measured"], r["holds"]) for r in rows] == [("ok", 2.0, True),
-                                                                    ("bad", 0.75, False)]
+    assert [(r["id"], r["measured"], r["verdict"]) for r in rows] == [("ok", 2.0, "holds"),
+                                                                      ("bad", 0.75, "fails")]
+    assert rows[0]["contract"] == 1 and rows[0]["rule"] == "1 seed" and rows[0]["n"] == 1
     assert rows[1]["threshold"] == [0.0, 0.5] and rows[0]["study"] == "s"
     assert rows[0]["source"] == "P"
 
@@ -77,9 +78,9 @@ def test_evaluate_measured_and_holds():
                                      {"a": {"b": True}}, {"a": {"b": math.nan}},
                                      {"a": {"b": math.inf}}])
 def test_evaluate_missing_or_non_numeric_metric_is_null(metrics):
-    """A missing, non-numeric, boolean or non-finite metric gives measured: null, holds: null."""
+    """A missing, non-numeric, boolean or non-finite metric gives measured: null, not run."""
     (row,) = evaluate(_file(_claim()), metrics)
-    assert row["measured"] is None and row["holds"] is None
+    assert row["measured"] is None and row["verdict"] == "not run" and row["n"] == 0
 
 
 def test_context_figures_come_from_the_metrics_and_the_note_is_kept():
@@ -117,10 +118,10 @@ def test_evaluate_file_without_metrics_file(tmp_path):
     f = tmp_path / "claims.yaml"
     f.write_text(yaml.safe_dump(_file(_claim()).model_dump()))
     (row,) = evaluate_file(f, tmp_path)
-    assert row["holds"] is None
+    assert row["verdict"] == "not run"
     (tmp_path / "m.json").write_text(json.dumps({"a": {"b": 0.5}}))
     (row,) = evaluate_file(f, tmp_path)
-    assert row["measured"] == 0.5 and row["holds"] is False
+    assert row["measured"] == 0.5 and row["verdict"] == "fails"
 
 
 # --------------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from stages.common.params import (PROFILES, CommonParams, ParamsError, flatten, load_common,
+from stages.common.params import (PROFILES, ParamsError, flatten, load_common,
                                   load_study, read_params_file)
 from stages.zipf_bigram.params import SignGrid, ZipfParams
 from tests.common.conftest import code_copy
@@ -151,20 +151,44 @@ def test_bad_common_profile(params_copy):
     assert "'smoke'" in msg and "'default'" in msg and "'paper'" in msg
 
 
-def test_negative_seed_and_missing_common(params_copy):
-    """common.seed = -1 -> '>= 0'; no common section at all -> a ParamsError naming 'common'."""
-    params_copy["common"]["seed"] = -1
-    with pytest.raises(ParamsError, match=r"common\.seed = -1.*>= 0"):
+def test_bad_verdict_seeds_and_missing_common(params_copy):
+    """A negative seed, a calibration seed (>= 1000) among the verdict seeds, a seed listed twice,
+    an empty list, the old single `seed`: each named; no common section: a ParamsError naming it."""
+    seeds = params_copy["common"]["seeds"]
+    for bad, message in ((-1, r"common\.seeds\.default\[1\] = -1.*>= 0"),
+                         (1000, r"common\.seeds\.default\[1\] = 1000.*< 1000")):
+        seeds["default"] = [0, bad]
+        with pytest.raises(ParamsError, match=message):
+            load_common(params_copy)
+    seeds["default"] = [0, 1, 1]
+    with pytest.raises(ParamsError, match=r"default: a seed is listed twice in \[0, 1, 1\]"):
+        load_common(params_copy)
+    seeds["default"] = []
+    with pytest.raises(ParamsError, match=r"common\.seeds\.default"):
+        load_common(params_copy)
+    seeds["default"] = [0, 1, 2, 3, 4]
+    params_copy["common"]["seed"] = 0
+    with pytest.raises(ParamsError, match=r"common\.seed"):
         load_common(params_copy)
     del params_copy["common"]
     with pytest.raises(ParamsError, match="common"):
         load_common(params_copy)
 
 
-def test_valid_common_roundtrip():
-    """A valid common section validates to the same values."""
-    c = load_common({"common": {"profile": "smoke", "seed": 3, "device": "cpu"}})
-    assert c == CommonParams(profile="smoke", seed=3, device="cpu")
+def test_valid_common_roundtrip_and_the_active_seeds():
+    """A valid common section validates to the same values; the verdict seeds are the profile's,
+    and a study not yet on the contract v2 runs the first of them."""
+    data = {"profile": "smoke", "seeds": {"smoke": [3, 4], "default": [0, 1, 2], "paper": [0]},
+            "device": "cpu"}
+    c = load_common({"common": data})
+    assert c.model_dump() == data
+    assert c.verdict_seeds == [3, 4] and c.seed == 3
+
+
+def test_the_committed_verdict_seeds():
+    """VERDICTS.md: smoke [0, 1], default [0 .. 4], paper ten seeds."""
+    c = load_common(read_params_file(REPO / "params.yaml"))
+    assert (c.seeds.smoke, c.seeds.default, c.seeds.paper) == ([0, 1], list(range(5)), list(range(10)))
 
 
 # --------------------------------------------------------------------------------------
@@ -263,7 +287,7 @@ def test_error_names_the_file_the_key_is_in(params_copy):
     with pytest.raises(ParamsError) as info:
         load_study("zipf_bigram", ZipfParams, params_copy)
     assert str(info.value).startswith("invalid parameters in stages/zipf_bigram/params.json:")
-    params_copy["common"]["seed"] = -1
+    params_copy["common"]["seeds"]["smoke"] = [-1]
     with pytest.raises(ParamsError, match="invalid parameters in params.yaml:"):
         load_study("zipf_bigram", ZipfParams, params_copy)
 

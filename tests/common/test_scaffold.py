@@ -79,7 +79,7 @@ def test_new_study_runs_its_chain_and_the_ledger_shows_it_not_run(tmp_path):
     repro = stage_names(sh(["dvc", "repro"], root).stdout)
     assert sorted(repro) == ["demo_study-evaluate", "demo_study-prepare", "demo_study-train", "ledger", "params"]
     rows = [r for r in json.loads((root / "reports/claims.json").read_text()) if r["study"] == "demo_study"]
-    assert [(r["id"], r["measured"], r["holds"]) for r in rows] == [("placeholder", None, None)]
+    assert [(r["id"], r["measured"], r["verdict"]) for r in rows] == [("placeholder", None, "not run")]
     m = json.loads((root / "reports/demo_study/metrics.json").read_text())
     assert m["best_test_mse"] <= m["baseline_test_mse"]
     assert "up to date" in sh(["dvc", "status"], root).stdout

@@ -10,7 +10,7 @@ from pathlib import Path
 import yaml
 
 from stages.ledger.build import load_papers, load_runs, make_thumbs, to_markdown
-from stages.ledger.page import overview, to_html
+from stages.ledger.page import diff_page, overview, strip, totals, to_html
 
 REPO = Path(__file__).resolve().parents[2]
 BUDGET_15 = 1_000_000          # bytes of HTML at 15 studies (page.py's size budget)
@@ -27,6 +27,33 @@ def _row(study, cid, level, holds, fidelity="faithful", measured=0.5):
 
 ROWS = [_row("beta", "m1", "must", True), _row("beta", "m2", "must", False),
         _row("beta", "s1", "should", None, "proxy", None), _row("alpha", "m1", "must", True, "stand-in")]
+
+
+def v2_row(study, cid, verdict, level="must", n=5, op=">=", threshold=0.4, control=True, **extra):
+    """A row of claims contract v2: ``n`` seeds around 0.5, and a control arm around 0.3."""
+    per_seed = {str(s): round(0.5 + 0.02 * (s - n // 2), 4) for s in range(n)}
+    mean = sum(per_seed.values()) / n
+    row = {**_row(study, cid, level, None, measured=mean), "op": op, "threshold": threshold,
+           "verdict": verdict, "contract": 2, "n": n, "seeds": list(range(n)), "per_seed": per_seed,
+           "mean": mean, "interval": [mean - 0.03, mean + 0.03], "rule": "interval",
+           "control": None, "why_no_control": "a property, not a comparison", "effect": None,
+           "registered": "2026-01-05", "revisions": []}
+    del row["holds"]
+    if control:
+        ctl = {str(s): round(0.3 + 0.01 * s, 4) for s in range(n)}
+        row.update(control={"metric": "a.blind", "per_seed": ctl, "mean": sum(ctl.values()) / n,
+                            "interval": [0.29, 0.33], "verdict": "fails"},
+                   why_no_control="", effect={"d_z": 2.5, "p_greater": 1.0})
+    return {**row, **extra}
+
+
+V2_ROWS = [v2_row("gamma", "g1", "holds"), v2_row("gamma", "g2", "fails", control=False, n=10),
+           v2_row("gamma", "g3", "inconclusive", op="between", threshold=[0.45, 0.6]),
+           v2_row("delta", "d1", "not specific"), v2_row("delta", "d2", "holds", control=False),
+           v2_row("delta", "d3", "retired", control=False),
+           v2_row("delta", "s1", "holds", level="should"),
+           v2_row("eps", "e1", "not run", per_seed=None, mean=None, interval=None, control=None),
+           _row("zeta", "old", "must", True)]
 PAPERS = {"seeds": {"000": "seeds/000_x.txt"},
           "papers": {"alpha": {"title": "Alpha Paper", "seed": "000", "position": 3}}}
 RUNS = {"default": {"commit": "abc", "studies": {"beta": {"compute_s": 130.0, "missing": ["beta-evaluate"],
@@ -73,7 +100,8 @@ def test_page_structure_filters_and_links():
     assert "#study-beta" in hrefs and "../stages/beta/README.md" in hrefs and "beta/curve.png" in hrefs
     (img,) = [a for t, a in tags if t == "img"]
     assert img["loading"] == "lazy" and img["src"] == "ledger/thumbs/beta/curve.webp"
-    assert {a["value"] for t, a in tags if t == "input" and a.get("name") == "verdict"} == {"holds", "fails", "notrun"}
+    assert [a["value"] for t, a in tags if t == "input" and a.get("name") == "verdict"] == [
+        "holds", "fails", "inconclusive", "notspecific", "notrun", "retired"]
     assert "<title>T &lt;ledger&gt;</title>" in page and "a &lt;b&gt;note&lt;/b&gt;" in page   # escaped
     assert "r123" in page and "no run recorded" in page and "≈" in page                      # runs block
     assert "<details><summary>claim m1 of beta</summary>" in page
@@ -174,3 +202,97 @@ def test_runs_record_prefers_the_exact_run(tmp_path):
     got = matching_runs(Client(), {"s-train": {"x.py": "ccc"}}, "default")
     assert got["s-train"]["run_id"] == "newer-inexact" and not got["s-train"]["exact"]
     assert json.dumps(got)     # serialisable as written to runs.json
+
+
+def _strip_svg(page: str, study: str, cid: str) -> str:
+    row = page[page.index(f'id="claim-{study}--{cid}"'):]
+    row = row[:row.index("</tr>")]
+    return row[row.index("<svg"):row.index("</svg>")] if "<svg" in row else ""
+
+
+def test_seed_strip_draws_every_seed_the_threshold_and_the_control():
+    page = to_html(V2_ROWS, "default", "T", PAPERS, RUNS, {})
+    g1 = _strip_svg(page, "gamma", "g1")
+    own, ctl = g1.split('<g class="ctl">')
+    assert own.count('<circle class="d"') == 5 and ctl.count('<circle class="d"') == 5      # one dot per seed
+    assert g1.count('<line class="thr"') == 1 and g1.count('<line class="mean"') == 2       # threshold, means
+    assert g1.count('<rect class="iv"') == 2 and "control a.blind: fails" in ctl             # intervals; control
+    assert "seed 4: 0.54" in own and "seed 0: 0.3" in ctl
+    g2 = _strip_svg(page, "gamma", "g2")
+    assert g2.count('<circle class="d"') == 10 and '<g class="ctl">' not in g2               # no control: one row
+    assert _strip_svg(page, "gamma", "g3").count('<line class="thr"') == 2                    # between: two lines
+    assert _strip_svg(page, "eps", "e1") == "" and _strip_svg(page, "zeta", "old") == ""      # no per-seed values
+    v1 = page[page.index('id="claim-zeta--old"'):]
+    assert "1 seed" in v1[:v1.index("</tr>")]
+    # each strip is scaled to its own values: every mark lies inside it
+    s = strip(V2_ROWS[2])
+    xs = [d["x"] for r in s["rows"] for d in r["dots"]] + [t["x"] for t in s["thresholds"]]
+    assert min(xs) >= 0 and max(xs) <= s["w"] and len(s["rows"]) == 2
+    flat = strip({**V2_ROWS[4], "per_seed": {"0": 1.0, "1": 1.0}, "interval": [1.0, 1.0], "mean": 1.0,
+                  "threshold": 1.0})                                   # zero spread: still inside
+    assert all(0 <= d["x"] <= flat["w"] for d in flat["rows"][0]["dots"])
+
+
+def test_claim_details_name_the_contract_figures():
+    page = to_html([v2_row("gamma", "g1", "holds", revisions=[
+        {"date": "2026-02-01", "change": "threshold 0.4 -> 0.45", "why": "Table 2 of the paper"}]),
+        v2_row("gamma", "g2", "holds", control=False)], "default", "T", PAPERS, RUNS, {})
+    g1 = page[page.index('id="claim-gamma--g1"'):page.index('id="claim-gamma--g2"')]
+    for text in ("<dt>seeds</dt><dd>n = 5 (seeds 0, 1, 2, 3, 4)</dd>", "<dt>rule</dt><dd>interval</dd>",
+                 "<dt>mean and 90 % interval</dt><dd>0.5 [0.47, 0.53]</dd>",
+                 "<dt>effect</dt><dd>d_z = 2.5, P(A &gt; B) = 1</dd>",
+                 "<dt>control</dt><dd>a.blind: fails; mean and 90 % interval 0.32 [0.29, 0.33]</dd>",
+                 "<dt>registered</dt><dd>2026-01-05</dd>",
+                 "<li>2026-02-01: threshold 0.4 -&gt; 0.45 (Table 2 of the paper)</li>"):
+        assert text in g1, text
+    assert "<dt>no control</dt><dd>a property, not a comparison</dd>" in page[page.index('id="claim-gamma--g2"'):]
+
+
+def test_totals_per_verdict_and_the_decisive_share():
+    ov = overview(V2_ROWS, PAPERS, RUNS)
+    got = dict(totals(V2_ROWS, ov))
+    # v2 musts: g1 holds, g2 fails, g3 inconclusive, d1 not specific, d2 holds, d3 retired, e1 not run
+    assert [got[v] for v in ("holds", "fails", "inconclusive", "not specific", "not run", "retired")] == [
+        "2", "1", "1", "1", "1", "1"]
+    assert got["decisive share"] == "50 %"               # (2 + 1) / 6 judged musts; retired left out
+    assert got["holds (1 seed)"] == "1" and got["studies"] == "4"      # the v1 row is counted apart
+    assert dict(totals(ROWS, overview(ROWS, PAPERS, RUNS)))["decisive share"] == "—"    # no v2 must
+    page = to_html(V2_ROWS, "default", "T", PAPERS, RUNS, {})
+    assert '<div class="box vb decisive"><b>50 %</b> decisive share</div>' in page
+    worst = {a["data-study"]: a["class"] for t, a in _parse(page) if t == "tr" and "ov" in a.get("class", "").split()}
+    assert worst == {"delta": "ov notspecific", "eps": "ov notrun", "gamma": "ov fails", "zeta": "ov holds"}
+    (fails,) = [a for t, a in _parse(page) if a.get("id") == "only-fails"]
+    assert fails["data-hide"] == "holds retired"
+
+
+INJECT = ["<img src=x onerror=alert(1)>", "</script><script>alert(2)</script>"]
+
+
+def test_every_field_is_escaped():
+    """A claims.yaml or papers.yaml field is shown as text: no element, no script comes out of it."""
+    rows = []
+    for i, bad in enumerate(INJECT):
+        rows.append(v2_row("gamma", f"g{i}{bad}", "holds", statement=bad, note=bad, paper=bad, source=bad,
+                           why=bad, where=bad, registered=bad, why_no_control=bad, rule=bad,
+                           revisions=[{"date": bad, "change": bad, "why": bad}],
+                           control={"metric": bad, "verdict": bad, "per_seed": {"0": 0.1, bad: 0.2}}))
+    page = to_html(rows, "smoke", "T", PAPERS, RUNS, {"gamma": [{**PLOTS["beta"][0], "name": INJECT[0]}]})
+    tags = _parse(page)
+    assert [t for t, _ in tags if t == "img"] == ["img"]          # the plot's thumbnail, no other
+    assert [t for t, _ in tags].count("script") == 1 and page.count("</script>") == 1
+    assert "<img src=x" not in page and "alert(2)</script>" not in page
+    assert page.count("&lt;img src=x onerror=alert(1)&gt;") >= 12
+    assert "&lt;/script&gt;&lt;script&gt;alert(2)&lt;/script&gt;" in page
+    # the diff page: a <script> of its own, the payload a JSON value that cannot end it
+    diff = diff_page({"rev": INJECT[1], "changes": [{"key": INJECT[1]}], "must_broke": INJECT[0]})
+    assert diff.count("<script>") == 1 and diff.count("</script>") == 1 and "<img" not in diff
+    data = json.loads(diff[diff.index("postMessage(") + len("postMessage("):diff.rindex(", '*')")])
+    assert data == {"kind": "claimbench-diff", "rev": INJECT[1], "changes": [{"key": INJECT[1]}],
+                    "must_broke": INJECT[0]}
+
+
+def test_page_size_budget_at_15_studies_of_ten_seeds():
+    """The budget holds for contract v2 rows too: 10 seeds and a control in every strip."""
+    rows = [v2_row(f"study_{i:02d}", f"c{j}", "holds", n=10, note="x" * 600) for i in range(15) for j in range(8)]
+    plots = {f"study_{i:02d}": PLOTS["beta"] * 6 for i in range(15)}
+    assert len(to_html(rows, "paper", "T", PAPERS, RUNS, plots).encode()) < BUDGET_15
