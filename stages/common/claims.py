@@ -56,6 +56,16 @@ class Revision(BaseModel):
     why: str = Field(min_length=1)
 
 
+class Retired(BaseModel):
+    """A claim no longer judged (its check was replaced under a new id): its last figure stays."""
+    model_config = ConfigDict(extra="forbid")
+
+    date: dt.date
+    why: str = Field(min_length=1)
+    last_measured: Union[float, list[float], None] = None
+    last_verdict: Literal["holds", "fails", "inconclusive", "not specific", "not run"]
+
+
 class Claim(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -75,6 +85,7 @@ class Claim(BaseModel):
                                description="dotted metric keys shown beside the measured figure")
     registered: Optional[dt.date] = Field(None, description="the day this check was fixed")
     revisions: list[Revision] = Field(default_factory=list)
+    retired: Optional[Retired] = None
 
     @model_validator(mode="after")
     def _check(self) -> "Claim":
@@ -89,16 +100,6 @@ class Claim(BaseModel):
         return self
 
 
-class Retired(BaseModel):
-    """A claim no longer judged (its check was replaced under a new id): its last figure stays."""
-    model_config = ConfigDict(extra="forbid")
-
-    date: dt.date
-    why: str = Field(min_length=1)
-    last_measured: Union[float, list[float], None] = None
-    last_verdict: Literal["holds", "fails", "inconclusive", "not specific", "not run"]
-
-
 class ClaimV2(Claim):
     """A claim of the contract v2 (see the module docstring)."""
 
@@ -108,7 +109,6 @@ class ClaimV2(Claim):
     why_no_control: str = ""
     deterministic: bool = Field(False, description="the figure does not depend on the seed")
     registered: dt.date
-    retired: Optional[Retired] = None
 
     @model_validator(mode="after")
     def _check_v2(self) -> "ClaimV2":
@@ -207,12 +207,23 @@ def evaluate(cf: ClaimsFile, metrics: dict[str, Any] | None,
         return [_evaluate_v2(cf, c, metrics or {}, seeds) for c in cf.claims]
     rows = []
     for c in cf.claims:
+        if c.retired:
+            rows.append({**_common_fields(cf, c, {}), "contract": 1, "rule": "1 seed", "n": 0,
+                         **_retired_fields(c)})
+            continue
         measured = _number(lookup(metrics or {}, c.metric))
         verdict = "not run" if measured is None else (
             "holds" if compare(measured, c.op, c.threshold) else "fails")
         rows.append({**_common_fields(cf, c, metrics or {}), "contract": 1, "rule": "1 seed",
                      "n": 0 if measured is None else 1, "measured": measured, "verdict": verdict})
     return rows
+
+
+def _retired_fields(c: Claim) -> dict[str, Any]:
+    """A retired claim's row: its last figure and verdict, never judged again."""
+    r = c.retired
+    return {"verdict": "retired", "measured": r.last_measured,
+            "retired": {"date": r.date.isoformat(), "why": r.why, "last_verdict": r.last_verdict}}
 
 
 def per_seed_values(metrics: dict[str, Any], key: str, seeds: list[int],
@@ -254,9 +265,7 @@ def _evaluate_v2(cf: ClaimsFileV2, c: ClaimV2, metrics: dict[str, Any],
            "seeds": None, "per_seed": None, "n": 0, "mean": None, "sd": None, "interval": None,
            "method": None, "effect": None, "control": None, "constant": False}
     if c.retired:
-        return {**row, "verdict": "retired", "measured": c.retired.last_measured,
-                "retired": {"date": c.retired.date.isoformat(), "why": c.retired.why,
-                            "last_verdict": c.retired.last_verdict}}
+        return {**row, **_retired_fields(c)}
     if seeds is None:
         seeds = sorted(int(s) for s in (metrics.get("per_seed") or {}))
     values, a = _arm(metrics, c, c.metric, seeds)

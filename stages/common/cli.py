@@ -12,8 +12,14 @@
                                       the code each stage imports (its deps in its dvc.yaml), and
                                       what is missing; --write puts the import graph's list in
     claimbench check [claims.json]    exit 1 when a `must` claim fails or was not evaluated
-    claimbench diff [REV] [--page]    claims whose verdict or measured figure changed since git REV
-                                      (default HEAD); exit 1 when a must claim went holds -> fails
+    claimbench diff [REV] [--page]    claims whose verdict, measured figure or check changed since
+                                      git REV (default HEAD), with their revisions; exit 1 when a
+                                      must claim stopped holding
+    claimbench provenance [study ...] [--backfill]
+                                      each claim's check against its git history: a must changed
+                                      after `registered` without a revision, an id reused for a
+                                      different metric (exit 1); --backfill writes a missing
+                                      `registered` (the day the claim's check first appeared)
     claimbench new-study NAME [--title T] [--paper P]
                                       write a new study's skeleton: stages/NAME (its dvc.yaml
                                       included), tests/NAME, and its place in the ledger
@@ -268,6 +274,33 @@ def _cmd_diff(args: argparse.Namespace) -> int:
         return 2
 
 
+def _cmd_provenance(args: argparse.Namespace) -> int:
+    from .params import repo_root
+    from .provenance import backfill_registered, is_shallow, study_problems
+
+    root = repo_root()
+    if is_shallow(root):
+        print("error: a shallow clone has no history to read: `git fetch --unshallow` first", file=sys.stderr)
+        return 2
+    files = {p.parent.name: p for p in sorted(root.glob("stages/*/claims.yaml"))}
+    unknown = [s for s in args.studies if s not in files]
+    if unknown:
+        print(f"error: no study {unknown[0]!r} with a claims.yaml (studies: {', '.join(files)})", file=sys.stderr)
+        return 2
+    problems = []
+    for study in args.studies or list(files):
+        if args.backfill:
+            for cid, day in backfill_registered(root, files[study]).items():
+                print(f"{study}/{cid}: registered {day}")
+        problems += study_problems(root, files[study])
+    for p in problems:
+        print(p, file=sys.stderr)
+    if not problems:
+        print(f"ok: {len(args.studies or files)} claims file(s): every must registered, no check changed "
+              f"without a revision, no id reused")
+    return 1 if problems else 0
+
+
 def _cmd_plots(args: argparse.Namespace) -> int:
     from .dvc_plots import TEMPLATE, check_template, declared_plots, plot_problems, write_template
     from .params import repo_root
@@ -344,13 +377,17 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("claims", nargs="?", default="reports/claims.json")
     p.add_argument("--study", default="", help="only this study's claims")
     p.set_defaults(fn=_cmd_check)
-    p = sub.add_parser("diff", help="claims that changed verdict or measured figure since a git revision")
+    p = sub.add_parser("diff", help="claims that changed verdict, figure or check since a git revision")
     p.add_argument("rev", nargs="?", default="HEAD", help="git revision of the ledger to compare with")
     p.add_argument("--all", action="store_true", help="list unchanged claims too")
     p.add_argument("--json", action="store_true", help="print the changes as JSON")
     p.add_argument("--rtol", type=float, default=1e-6, help="relative change below which a figure is the same")
     p.add_argument("--page", action="store_true", help="also write reports/claims-diff.html for the ledger page")
     p.set_defaults(fn=_cmd_diff)
+    p = sub.add_parser("provenance", help="check each claim's registration and revisions against git history")
+    p.add_argument("studies", nargs="*", help="studies to check (default: all)")
+    p.add_argument("--backfill", action="store_true", help="write a missing `registered` from git history")
+    p.set_defaults(fn=_cmd_provenance)
     p = sub.add_parser("remote", help="show or set the default DVC remote (data shared between machines)")
     p.add_argument("action", nargs="?", choices=["add", "show"], default="show")
     p.add_argument("url", nargs="?", help="a local folder, or s3://, gs://, ssh:// (with the extra installed)")

@@ -97,10 +97,10 @@ def _row_cells(r: dict) -> list[str]:
 
 def seeds_text(r: dict) -> str:
     """'5 seeds (interval)', '1 seed' for a v1 row, 'retired'."""
+    if verdict_of(r) == "retired":
+        return "retired"
     if r.get("contract", 1) == 1:
         return "1 seed"
-    if verdict_of(r) == "retired":
-        return "—"
     return f"{r['n']} seed{'s' if r['n'] != 1 else ''} ({r['rule']})"
 
 

@@ -2,8 +2,10 @@
 
 Like ``dvc metrics diff``: it reads ``reports/claims.json`` at ``REV`` (default ``HEAD``, through
 ``git show REV:reports/claims.json``) and in the working tree, and prints one row per claim whose
-verdict or measured figure changed, and per claim added or removed. Exit status 1 when a ``must``
-claim went from holds to fails, else 0; 2 for a bad revision or a missing ledger (named).
+verdict, measured figure or check changed, or that gained a revision entry, and per claim added or
+removed; a changed check is printed with its old and new form and the revision entries that
+explain it. Exit status 1 when a ``must`` claim stopped holding (holds to fails, inconclusive,
+not specific or not run), else 0; 2 for a bad revision or a missing ledger (named).
 
 A measured figure counts as changed when it differs by more than ``--rtol`` (relative, default
 1e-6): float results differ in their last digits between machines (see FACTS) with every verdict
@@ -22,7 +24,7 @@ import math
 import subprocess
 from pathlib import Path
 
-from .format import fmt, verdict_of
+from .format import check_text, fmt, verdict_of
 
 CLAIMS_JSON = "reports/claims.json"
 DIFF_PAGE = "reports/claims-diff.html"
@@ -82,12 +84,18 @@ def compare(old: list[dict], new: list[dict], rtol: float = 1e-6, unchanged: boo
             change = "removed"
         else:
             what = [w for w, same in (("verdict", verdict_of(a) == verdict_of(b)),
-                                      ("measured", _close(a["measured"], b["measured"], rtol))) if not same]
+                                      ("measured", _close(a["measured"], b["measured"], rtol)),
+                                      ("check", check_key(a) == check_key(b)),
+                                      ("revised", len(a.get("revisions") or []) == len(b.get("revisions") or [])))
+                    if not same]
             change = ", ".join(what)
             if not change and not unchanged:
                 continue
         ref = b or a
         out.append({"key": key, "level": ref["level"], "change": change or "—",
+                    "old_check": check_text(a) if a else "—", "new_check": check_text(b) if b else "—",
+                    "revisions": [r for r in (b or {}).get("revisions") or []
+                                  if r not in ((a or {}).get("revisions") or [])],
                     "old_verdict": verdict_of(a) if a else "—",
                     "new_verdict": verdict_of(b) if b else "—",
                     "old_measured": fmt(a["measured"]) if a else "—",
@@ -97,6 +105,15 @@ def compare(old: list[dict], new: list[dict], rtol: float = 1e-6, unchanged: boo
     return out
 
 
+def check_key(r: dict) -> tuple:
+    """What a row's check is: figure, op, threshold, rule and control (a v2 row's control is a
+    dict with its metric; a v1 row has neither rule nor control)."""
+    ctl = r.get("control")
+    rule = r.get("rule") if r.get("contract", 1) == 2 else None
+    return (r["metric"], r.get("baseline"), r["op"], json.dumps(r["threshold"]), rule,
+            ctl.get("metric") if isinstance(ctl, dict) else ctl)
+
+
 def table(changes: list[dict], rev: str) -> str:
     """A plain-text table, like ``dvc metrics diff``'s."""
     head = ["Claim", "Level", "Change", f"Verdict ({rev} → workspace)", f"Measured ({rev} → workspace)"]
@@ -104,7 +121,14 @@ def table(changes: list[dict], rev: str) -> str:
              f"{c['old_verdict']} → {c['new_verdict']}", f"{c['old_measured']} → {c['new_measured']}"]
             for c in changes]
     widths = [max(len(r[i]) for r in [head, *body]) for i in range(len(head))]
-    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in [head, *body])
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in [head, *body]]
+    for c in changes:                      # a changed check and its revisions, under the table
+        if "check" in c["change"].split(", "):
+            lines.append(f"  {c['key']}: check {c['old_check']}  →  {c['new_check']}"
+                         + ("" if c["revisions"] else "  (no revision entry: see its claims.yaml)"))
+        for r in c["revisions"]:
+            lines.append(f"  {c['key']}: revised {r['date']}: {r['change']} (why: {r['why']})")
+    return "\n".join(lines)
 
 
 def run(root: Path, rev: str = "HEAD", rtol: float = 1e-6, show_all: bool = False, as_json: bool = False,

@@ -78,8 +78,9 @@ def is_v1(r: dict) -> bool:
 
 
 def held(rows: list[dict], level: str) -> tuple[int, int, int]:
-    """(held, all, not run) among ``rows`` of ``level``."""
-    of = [r for r in rows if r["level"] == level]
+    """(held, all, not run) among ``rows`` of ``level``; retired claims are no longer judged and
+    count in none of the three."""
+    of = [r for r in rows if r["level"] == level and verdict_of(r) != "retired"]
     return (sum(verdict_of(r) == "holds" for r in of), len(of),
             sum(verdict_of(r) == "not run" for r in of))
 

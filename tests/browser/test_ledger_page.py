@@ -74,17 +74,18 @@ def test_every_plot_thumbnail_loads(browser, page, smoke_built):
     browser.open(page)
     imgs = browser.driver.find_elements("css selector", "section.study img")
     assert len(imgs) == pngs > 0
-    for img in imgs:                                   # lazy images load once scrolled to
-        browser.driver.execute_script("arguments[0].scrollIntoView();", img)
-    deadline = time.time() + 20
+    # lazy images load once scrolled to: wait for each in turn (an image scrolled past before it
+    # started loading is never fetched, and a busy machine is slow to start them)
     widths: list[int] = []
-    while time.time() < deadline:
-        widths = browser.driver.execute_script(
-            "return [].slice.call(document.querySelectorAll('section.study img')).map(function(i){"
-            "return i.complete ? i.naturalWidth : -1;});")
-        if all(w != -1 for w in widths):
-            break
-        time.sleep(0.2)
+    for img in imgs:
+        browser.driver.execute_script("arguments[0].scrollIntoView({block: 'center'});", img)
+        deadline, w = time.time() + 15, 0
+        while time.time() < deadline:
+            w = browser.driver.execute_script("return arguments[0].complete ? arguments[0].naturalWidth : 0;", img)
+            if w > 0:
+                break
+            time.sleep(0.1)
+        widths.append(w)
     bad = [img.get_attribute("src") for img, w in zip(imgs, widths) if w <= 0]
     assert not bad, f"images that did not load: {bad}"
     links = [a.get_attribute("href") for a in browser.driver.find_elements("css selector", "section.study figure a")]

@@ -14,8 +14,9 @@ from stages.ledger.diff import DiffError, compare, ledger_at, run
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _row(study, cid, level, holds, measured):
-    return {"study": study, "id": cid, "level": level, "holds": holds, "measured": measured}
+def _row(study, cid, level, holds, measured, **kw):
+    return {"study": study, "id": cid, "level": level, "holds": holds, "measured": measured,
+            "metric": "x.y", "op": ">=", "threshold": 0.5, **kw}
 
 
 OLD = [_row("a", "m1", "must", True, 0.9), _row("a", "s1", "should", False, 0.1),
@@ -58,6 +59,26 @@ def test_compare_names_verdict_figure_added_removed():
     assert got["b/m2"]["change"] == "measured" and not got["b/m2"]["must_broke"]
     assert got["b/new"]["change"] == "added" and got["b/gone"]["change"] == "removed"
     assert len(compare(OLD, new, unchanged=True)) == 5
+
+
+def test_a_changed_check_and_its_revision_are_reported(capsys):
+    """A v2 row whose threshold moved (same verdict, same figure) is listed as a check change,
+    with the revision entry that explains it; without one the table says so."""
+    old = [_row("a", "m1", "must", None, 0.9, verdict="holds", contract=2, rule="interval",
+                control={"metric": "x.ablation"}, revisions=[])]
+    rev = {"date": "2026-12-06", "change": "threshold 0.5 -> 0.6", "why": "the paper's Table 2"}
+    new = [dict(old[0], threshold=0.6, revisions=[rev])]
+    (c,) = compare(old, new)
+    assert c["change"] == "check, revised" and c["revisions"] == [rev]
+    assert c["old_check"] == "x.y >= 0.5" and c["new_check"] == "x.y >= 0.6"
+    from stages.ledger.diff import table
+
+    text = table([c], "HEAD")
+    assert "a/m1: check x.y >= 0.5  →  x.y >= 0.6" in text and "revised 2026-12-06: threshold 0.5 -> 0.6" in text
+    (c,) = compare(old, [dict(old[0], threshold=0.6)])
+    assert c["change"] == "check" and "no revision entry" in table([c], "HEAD")
+    (c,) = compare(old, [dict(old[0], control={"metric": "x.other"})])
+    assert c["change"] == "check"
     still = compare([_row("c", "m", "must", False, 0.1)], [_row("c", "m", "must", False, 0.2)])
     assert still[0]["change"] == "measured" and not still[0]["must_broke"]   # failed before: not a break
 
