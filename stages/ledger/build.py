@@ -101,6 +101,8 @@ def seeds_text(r: dict) -> str:
         return "retired"
     if r.get("contract", 1) == 1:
         return "1 seed"
+    if r.get("deterministic") and r["n"] == 1:
+        return "deterministic"
     return f"{r['n']} seed{'s' if r['n'] != 1 else ''} ({r['rule']})"
 
 

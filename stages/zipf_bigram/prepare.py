@@ -2,6 +2,12 @@
 
 Outputs (Hugging Face datasets saved to disk): data/zipf_bigram/stats, .../pairs,
 .../realtext; the generator check in reports/zipf_bigram/prepare.json.
+
+The frequency spectra (pi, q) and the real-text table do not depend on the seed: made once. What
+each verdict seed draws: the per-row permutations of the conditionals (a permutation seed per
+verdict seed and (alpha, d), stored in ``stats`` as ``perm_seeds``, in the order of ``seeds``)
+and the sampled corpora (``pairs``, a ``seed`` column), whose fitted exponents are the generator
+check of each seed (``per_seed`` in prepare.json).
 """
 from __future__ import annotations
 
@@ -20,38 +26,44 @@ def main() -> None:
         from tqdm import tqdm
 
         from stages.common.io import atomic_dir, write_json
+        from stages.common.seeds import per_seed_metrics
 
         from . import data
 
         p = ctx.params.prepare
-        rows = {"alpha": [], "log2_d": [], "d": [], "pi": [], "q": [], "perm_seed": []}
+        seeds = ctx.seeds
+        rows = {"alpha": [], "log2_d": [], "d": [], "pi": [], "q": [], "perm_seeds": []}
         for alpha, k, pi, q in tqdm(list(data.exact_spectra(p.alphas, p.log2_ds)), desc="spectra"):
             rows["alpha"].append(alpha); rows["log2_d"].append(k); rows["d"].append(2 ** k)
             rows["pi"].append(pi); rows["q"].append(q)
-            rows["perm_seed"].append(data.perm_seed(ctx.seed, alpha, k))
+            rows["perm_seeds"].append([data.perm_seed(s, alpha, k) for s in seeds])
         features = datasets.Features({
             "alpha": datasets.Value("float64"), "log2_d": datasets.Value("int32"),
             "d": datasets.Value("int64"), "pi": datasets.Sequence(datasets.Value("float64")),
-            "q": datasets.Sequence(datasets.Value("float64")), "perm_seed": datasets.Value("int64")})
+            "q": datasets.Sequence(datasets.Value("float64")),
+            "perm_seeds": datasets.Sequence(datasets.Value("int64"))})
         with atomic_dir(ctx.path(STATS)) as tmp:
             datasets.Dataset.from_dict(rows, features=features).save_to_disk(str(tmp))
 
-        check = {}
-        pair_cols = {"alpha": [], "x": [], "y": [], "k": []}
+        per_seed: dict[int, dict] = {s: {} for s in seeds}
+        pair_cols = {"seed": [], "alpha": [], "x": [], "y": [], "k": []}
         d = 2 ** p.corpus_log2_d
-        for alpha in tqdm(p.alphas, desc="sampling corpora"):
+        for alpha in tqdm(p.alphas, desc="sampling corpora (every verdict seed)"):
             pi = data.power_law(d, alpha)
-            x, y, k = data.sample_pairs(pi, pi, p.corpus_pairs, seed=ctx.seed,
-                                        permutation_seed=data.perm_seed(ctx.seed, alpha, p.corpus_log2_d))
-            pair_cols["alpha"].extend([alpha] * len(x)); pair_cols["x"].extend(x.tolist())
-            pair_cols["y"].extend(y.tolist()); pair_cols["k"].extend(k.tolist())
             key = f"alpha_{alpha:g}".replace(".", "p")
-            check[key] = {"fitted_alpha_marginal": data.fitted_exponent(x),
-                          "fitted_alpha_conditional": data.fitted_exponent(k)}
+            for s in seeds:
+                x, y, k = data.sample_pairs(pi, pi, p.corpus_pairs, seed=s,
+                                            permutation_seed=data.perm_seed(s, alpha, p.corpus_log2_d))
+                pair_cols["seed"].extend([s] * len(x)); pair_cols["alpha"].extend([alpha] * len(x))
+                pair_cols["x"].extend(x.tolist()); pair_cols["y"].extend(y.tolist())
+                pair_cols["k"].extend(k.tolist())
+                per_seed[s][key] = {"fitted_alpha_marginal": data.fitted_exponent(x),
+                                    "fitted_alpha_conditional": data.fitted_exponent(k)}
         with atomic_dir(ctx.path(PAIRS)) as tmp:
             datasets.Dataset.from_dict(pair_cols, features=datasets.Features({
-                "alpha": datasets.Value("float64"), "x": datasets.Value("int32"),
-                "y": datasets.Value("int32"), "k": datasets.Value("int32")})).save_to_disk(str(tmp))
+                "seed": datasets.Value("int32"), "alpha": datasets.Value("float64"),
+                "x": datasets.Value("int32"), "y": datasets.Value("int32"),
+                "k": datasets.Value("int32")})).save_to_disk(str(tmp))
 
         vocab, freqs, counts, n_words = data.realtext_bigrams(data.lee_corpus_path(), p.realtext_vocab)
         (xs, ys), cs = zip(*counts.keys()), list(counts.values())
@@ -61,12 +73,11 @@ def main() -> None:
                 "vocab": datasets.Dataset.from_dict({"id": list(range(len(vocab))), "token": vocab,
                                                      "count": freqs}),
             }).save_to_disk(str(tmp))
-        check["realtext"] = {"words": n_words, "vocab": len(vocab), "bigram_tokens": sum(cs),
-                             "distinct_bigrams": len(cs),
-                             "fitted_alpha_unigram": data.fitted_exponent(
-                                 np.repeat(np.arange(len(freqs)), freqs))}
-        write_json(ctx.path(METRICS), check)
-        print(f"  corpora: {len(p.alphas)} alphas x {len(p.log2_ds)} sizes; real text "
+        realtext = {"words": n_words, "vocab": len(vocab), "bigram_tokens": sum(cs),
+                    "distinct_bigrams": len(cs),
+                    "fitted_alpha_unigram": data.fitted_exponent(np.repeat(np.arange(len(freqs)), freqs))}
+        write_json(ctx.path(METRICS), per_seed_metrics(per_seed, realtext=realtext))
+        print(f"  corpora: {len(p.alphas)} alphas x {len(p.log2_ds)} sizes, seeds {seeds}; real text "
               f"{n_words} words, {len(cs)} distinct bigrams in a {len(vocab)}-word vocabulary")
 
 

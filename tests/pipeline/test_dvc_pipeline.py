@@ -123,7 +123,7 @@ def test_bad_param_stops_before_compute_and_touches_no_output(built_copy):
     lock_before = (repo_copy / "dvc.lock").read_text()
     files_before = _tree_digest(repo_copy)
     assert "data/zipf_bigram/results.json" in files_before and "reports/params.ok" in files_before
-    set_line(repo_copy / "stages/zipf_bigram/params.json", "\"alphas\": [0.5, 1.0, 2.0]", "\"alphas\": [-0.5, 1.0, 2.0]")
+    set_line(repo_copy / "stages/zipf_bigram/params.json", "\"alphas\": [0.0, 0.5, 1.0, 2.0]", "\"alphas\": [-0.5, 1.0, 2.0]")
     proc = sh(["dvc", "repro"], repo_copy, check=False)
     assert proc.returncode != 0
     err = proc.stdout + proc.stderr
