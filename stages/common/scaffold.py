@@ -83,8 +83,11 @@ def new_study(root: Path, name: str, title: str = "", paper: str = "") -> list[P
     from .io import write_text
 
     check_name(root, name)
+    import datetime as dt
+
     values = {"study": name, "Study": camel(name), "title": title or "(the paper's central claim, in a line)",
-              "paper": (paper or "authors, title (NeurIPS 2025, arXiv id)").replace('"', "'")}
+              "paper": (paper or "authors, title (NeurIPS 2025, arXiv id)").replace('"', "'"),
+              "today": dt.date.today().isoformat()}
     written = []
     for tmpl in sorted(TEMPLATES.rglob("*.tmpl")):
         rel = tmpl.relative_to(TEMPLATES)
