@@ -63,12 +63,16 @@ def t_interval(values: Sequence[float], confidence: float = CONFIDENCE) -> tuple
 
 def bootstrap_interval(data: Sequence | tuple, statistic: Callable = None, *,
                        confidence: float = CONFIDENCE, method: str = "BCa", paired: bool = False,
-                       n_resamples: int = RESAMPLES, seed: int = 0) -> tuple[float, float]:
+                       n_resamples: int = RESAMPLES, seed: int = 0,
+                       batch: int | None = None) -> tuple[float, float]:
     """``scipy.stats.bootstrap``'s interval of ``statistic`` (default: the mean).
 
     ``data`` is one sample (a list of numbers) or a tuple of samples; ``statistic`` takes as
     many arrays as there are samples and an ``axis`` keyword (vectorised, as scipy wants).
-    ``paired=True`` resamples matched elements of the samples together. A statistic with no
+    ``paired=True`` resamples matched elements of the samples together. ``batch`` bounds the
+    resamples (and BCa's jackknife rows) held in memory at once: a sample of R values otherwise
+    costs n_resamples x R for the resamples and R x R for the jackknife (with one sample the
+    interval is the same; with several, the resamples are drawn in another order). A statistic with no
     spread over the data gives (value, value) instead of scipy's NaN interval."""
     import numpy as np
     from scipy import stats
@@ -83,7 +87,7 @@ def bootstrap_interval(data: Sequence | tuple, statistic: Callable = None, *,
         warnings.simplefilter("ignore", RuntimeWarning)
         warnings.simplefilter("ignore", getattr(stats, "DegenerateDataWarning", RuntimeWarning))
         res = stats.bootstrap(samples, statistic, confidence_level=confidence, method=method,
-                              paired=paired, vectorized=True, n_resamples=n_resamples,
+                              paired=paired, vectorized=True, n_resamples=n_resamples, batch=batch,
                               random_state=np.random.default_rng(seed))
     lo, hi = float(res.confidence_interval.low), float(res.confidence_interval.high)
     if not (math.isfinite(lo) and math.isfinite(hi)):       # a degenerate resample distribution

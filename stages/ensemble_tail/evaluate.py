@@ -4,10 +4,12 @@ Per problem and method: the tail rate P(excess risk > threshold) at every n with
 Clopper-Pearson interval. The base learner's log tail is fitted against log n (log-log:
 polynomial tail) and against n (log-linear: exponential tail) over the whole grid, with both
 R^2. Each vote ensemble's log tail is fitted against n only where it has >= min_events
-events; its slope is compared with the base's log-linear slope (ratio, with a binomial
-bootstrap interval). At n = compare_n the vote's upper Clopper-Pearson bound is divided by
-the base's rate. The bagging-average's tail is expected to *grow* with n (its output keeps
-weight on the wrong vertices that size-k subsamples pick, whatever n is): reported, not a bug.
+events; its slope is compared with the base's log-linear slope (ratio). The slopes' and the
+ratio's intervals are scipy's BCa bootstrap over the replications (tails.py, through
+stages/common/inference.py), one seed an interval drawn from ``rng``. At n = compare_n the
+vote's upper Clopper-Pearson bound is divided by the base's rate. The bagging-average's tail is
+expected to *grow* with n (its output keeps weight on the wrong vertices that size-k subsamples
+pick, whatever n is): reported, not a bug.
 
 Outputs: reports/ensemble_tail/metrics.json, tails.png, base_fits.png, tails.csv.
 """
@@ -30,10 +32,14 @@ LABELS = {"base": "base (SAA on all n)", "move": "MoVE", "rove": "ROVE", "roves"
 
 def analyse(res: dict, p, rng: np.random.Generator) -> dict:
     """Every figure of one problem's sweep (see the module docstring)."""
-    from .tails import bootstrap_slopes, clopper_pearson, fit_line, percentile_ci
+    from .tails import clopper_pearson, fit_line, slope_interval, slope_ratio_interval
+
+    def seed() -> int:          # one seed an interval, drawn from rng: deterministic, independent
+        return int(rng.integers(2**32))
 
     n = np.asarray(res["n_grid"], float)
     R = int(res["replications"])
+    boot = dict(R=R, n_boot=p.n_boot, level=p.ci_level)
     out: dict = {"n_grid": res["n_grid"], "replications": R, "threshold": res["threshold"],
                  "tail_index": res.get("tail_index")}
     for m in res["methods"]:
@@ -47,15 +53,11 @@ def analyse(res: dict, p, rng: np.random.Generator) -> dict:
         logp = np.log(kb / R)
         base["loglog"] = fit_line(np.log(n), logp)
         base["loglin"] = fit_line(n, logp)
-        d_ll = bootstrap_slopes(rng, np.log(n), kb, R, p.n_boot)
-        d_lin = bootstrap_slopes(rng, n, kb, R, p.n_boot)
-        base["loglog"]["ci_low"], base["loglog"]["ci_high"] = percentile_ci(d_ll, p.ci_level)
-        base["loglin"]["ci_low"], base["loglin"]["ci_high"] = percentile_ci(d_lin, p.ci_level)
+        base["loglog"]["ci_low"], base["loglog"]["ci_high"] = slope_interval(np.log(n), kb, **boot, seed=seed())
+        base["loglin"]["ci_low"], base["loglin"]["ci_high"] = slope_interval(n, kb, **boot, seed=seed())
         base["r2_loglog_minus_loglin"] = base["loglog"]["r2"] - base["loglin"]["r2"]
         upper = n >= np.median(n)       # context: the log-log slope steepens toward its asymptote
         base["loglog_upper_half"] = fit_line(np.log(n[upper]), logp[upper])
-    else:
-        d_lin = None
     i_cmp = res["n_grid"].index(p.compare_n) if p.compare_n in res["n_grid"] else len(n) // 2
     n_cmp = res["n_grid"][i_cmp]
     for m in VOTES:
@@ -67,11 +69,11 @@ def analyse(res: dict, p, rng: np.random.Generator) -> dict:
         v["fit_n"] = n[sel].astype(int).tolist()
         v["loglin"] = fit_line(n[sel], np.log(np.maximum(k[sel], 1) / R))
         if sel.sum() >= 2:
-            d_v = bootstrap_slopes(rng, n[sel], k[sel], R, p.n_boot)
-            v["loglin"]["ci_low"], v["loglin"]["ci_high"] = percentile_ci(d_v, p.ci_level)
-            if d_lin is not None:
+            v["loglin"]["ci_low"], v["loglin"]["ci_high"] = slope_interval(n[sel], k[sel], **boot, seed=seed())
+            if "loglin" in base:
                 v["slope_ratio"] = v["loglin"]["slope"] / base["loglin"]["slope"]
-                v["slope_ratio_ci_low"], v["slope_ratio_ci_high"] = percentile_ci(d_v / d_lin, p.ci_level)
+                v["slope_ratio_ci_low"], v["slope_ratio_ci_high"] = slope_ratio_interval(
+                    n[sel], k[sel], n, kb, **boot, seed=seed())
         else:
             v["slope_ratio"] = float("nan")
         v["compare_n"] = n_cmp

@@ -1,7 +1,8 @@
 """fgbench evaluate: the figures the claims read, with bootstrap intervals, and the plots.
 
 Per question type and model: accuracy (boolean types, pooled over datasets) or MAE and RMSE
-(value types, per dataset: their units differ), each with a percentile-bootstrap interval.
+(value types, per dataset: their units differ), each with scipy's BCa bootstrap interval
+(stats.bootstrap, through stages/common/inference.py).
 The claims' figures: the data checks (from reports/fgbench/prepare.json), the best model's
 accuracy on single-FG "does the property increase", FG-aware vs FG-agnostic on single-FG value
 MAE (paired bootstrap), and the molecule-level MAE of fingerprints vs fingerprints + FG counts.

@@ -1,10 +1,11 @@
-"""Scores and percentile-bootstrap intervals (vectorised numpy).
+"""Scores and bootstrap intervals.
 
-``bootstrap`` resamples the items of one or more aligned arrays ``n_boot`` times (the same
-resample for every array, so a difference between two models on the same questions is a
-paired bootstrap) and returns the percentile interval of a statistic. Checked against
-``scipy.stats.bootstrap(method='percentile')`` in the tests; benchmarks/fgbench_bootstrap.py
-times both.
+``bootstrap`` is scipy's BCa bootstrap (``scipy.stats.bootstrap`` through
+:func:`stages.common.inference.bootstrap_interval`) of a statistic of one or more aligned arrays:
+the items are resampled together (``paired``), so a difference between two models on the same
+questions is a paired bootstrap. The statistics below are vectorised: they take arrays and an
+``axis`` keyword, as scipy wants. benchmarks/fgbench_bootstrap.py prints it beside scipy's
+percentile interval.
 """
 from __future__ import annotations
 
@@ -42,39 +43,34 @@ def _errors(pred, truth) -> np.ndarray:
 
 
 def bootstrap(arrays: Sequence[np.ndarray], statistic: Callable[..., np.ndarray], n_boot: int,
-              level: float, seed: int, chunk: int = 500) -> tuple[float, float]:
-    """Percentile interval of ``statistic`` over resamples of the items of ``arrays``.
+              level: float, seed: int, method: str = "BCa") -> tuple[float, float]:
+    """BCa interval (or scipy's other ``method``) at ``level`` of ``statistic`` over ``n_boot``
+    paired resamples of the items of ``arrays``; zero spread gives (value, value).
 
-    ``statistic(*resampled)`` gets arrays of shape (B, n) and returns B values."""
+    ``statistic(*arrays, axis=-1)`` reduces the items' axis (the ``*_stat`` functions below)."""
+    from stages.common.inference import bootstrap_interval
+
     arrays = [np.asarray(a, dtype=float) for a in arrays]
     n = len(arrays[0])
     if n == 0 or any(len(a) != n for a in arrays):
         raise ValueError("bootstrap needs non-empty arrays of one length")
     if not 0 < level < 1:
         raise ValueError(f"level must lie in (0, 1), got {level}")
-    rng = np.random.default_rng(seed)
-    stats = []
-    for start in range(0, n_boot, chunk):
-        b = min(chunk, n_boot - start)
-        idx = rng.integers(0, n, size=(b, n))
-        stats.append(np.asarray(statistic(*[a[idx] for a in arrays]), dtype=float))
-    s = np.concatenate(stats)
-    alpha = (1 - level) / 2
-    lo, hi = np.quantile(s, [alpha, 1 - alpha])
-    return float(lo), float(hi)
+    return bootstrap_interval(tuple(arrays), statistic, confidence=level, method=method, paired=True,
+                              n_resamples=n_boot, seed=seed)
 
 
-def mean_stat(x):
-    return x.mean(axis=-1)
+def mean_stat(x, axis=-1):
+    return x.mean(axis=axis)
 
 
-def rmse_stat(x):
-    return np.sqrt((x ** 2).mean(axis=-1))
+def rmse_stat(x, axis=-1):
+    return np.sqrt((x ** 2).mean(axis=axis))
 
 
-def diff_abs_stat(a, b):
+def diff_abs_stat(a, b, axis=-1):
     """MAE(a) - MAE(b) for error arrays a, b (paired)."""
-    return np.abs(a).mean(axis=-1) - np.abs(b).mean(axis=-1)
+    return np.abs(a).mean(axis=axis) - np.abs(b).mean(axis=axis)
 
 
 def score_bool(pred: Sequence[str], truth: Sequence[str], n_boot: int, level: float, seed: int) -> dict:

@@ -8,9 +8,10 @@ comparison, plots; reports/mnl_assortment/metrics.json is what claims.yaml reads
   resampled in pairs (both methods met the same items and choice noise).
 * ``online.new_slope_max`` / ``old_slope_min`` / ``ratio_min``: the worst radius, what the claims
   read ("at every radius").
-* ``offline``: mean suboptimality R(S*) - R(S_hat) of each rule at each n (interval: bootstrap
-  over the instance x replication data sets); ``smallest_n``: the same pooled over the radii and
-  the paired differences new - plug-in and new - old with intervals.
+* ``offline``: mean suboptimality R(S*) - R(S_hat) of each rule at each n (interval: scipy's BCa
+  bootstrap over the instance x replication data sets, through stages/common/inference.py);
+  ``smallest_n``: the same pooled over the radii and the paired differences new - plug-in and
+  new - old with intervals.
 """
 from __future__ import annotations
 
@@ -106,14 +107,18 @@ def online_metrics(res: dict, ep, rng) -> dict:
     return out
 
 
-def mean_ci(v, n_boot: int, level: float, rng) -> tuple[float, list]:
-    """Mean of a flat array and a percentile bootstrap interval."""
+def mean_ci(v, n_boot: int, level: float, rng, method: str = "BCa") -> tuple[float, list]:
+    """Mean of a flat array and scipy's BCa bootstrap interval of it (or its other ``method``;
+    stages/common/inference.py), ``n_boot`` resamples; its seed is drawn from ``rng``, so the
+    calls' intervals are deterministic and independent. Zero spread gives [mean, mean]."""
     import numpy as np
 
+    from stages.common.inference import bootstrap_interval
+
     v = np.asarray(v, dtype=float).ravel()
-    bm = v[rng.integers(0, len(v), size=(n_boot, len(v)))].mean(1)
-    a = (1 - level) / 2
-    return float(v.mean()), np.quantile(bm, [a, 1 - a]).tolist()
+    lo, hi = bootstrap_interval(v, confidence=level, method=method, n_resamples=n_boot,
+                                seed=int(rng.integers(2**32)))
+    return float(v.mean()), [lo, hi]
 
 
 def offline_metrics(res: dict, ep, rng) -> dict:

@@ -34,6 +34,11 @@ def test_bootstrap_interval_is_scipys_bca():
     assert bootstrap_interval([2.0] * 9) == (2.0, 2.0)
 
 
+def test_batching_bounds_memory_and_changes_nothing():
+    x = np.random.default_rng(1004).normal(size=300)
+    assert bootstrap_interval(x, n_resamples=2000) == bootstrap_interval(x, n_resamples=2000, batch=64)
+
+
 def test_bootstrap_interval_of_a_large_normal_sample_is_the_normal_interval():
     """n = 4000 draws of N(0, 1): the 90 % interval of the mean is about +-1.645 / sqrt(n)."""
     x = np.random.default_rng(1001).normal(size=4000)

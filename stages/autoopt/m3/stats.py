@@ -3,14 +3,12 @@
 ``paired_bootstrap`` takes one difference per problem (method A's success rate over its runs
 minus method B's, the runs being paired by seed) and resamples *problems* with replacement,
 within each stratum (the problem classes: the set's class sizes are fixed by design, so every
-resample keeps them), ``n_boot`` times; the interval is the percentile interval of the mean
-difference (Efron & Tibshirani, "An Introduction to the Bootstrap", 1993, ch. 13). Runs stay with
-their problem: the unit that varies between benchmark sets is the problem, not the seed.
-``sign_counts`` says on how many problems A was better, worse, or tied.
-
-stages/common/stats.py has only a Student-t interval, and stages/fgbench/stats.py (another
-study's, unstratified) is not importable from here; this module is the stratified version M3
-needs.
+resample keeps them), ``n_boot`` times; the interval is scipy's BCa interval of the mean
+difference (``scipy.stats.bootstrap`` through :func:`stages.common.inference.bootstrap_interval`,
+each stratum one independently resampled sample; Efron & Tibshirani, "An Introduction to the
+Bootstrap", 1993, ch. 14). Runs stay with their problem: the unit that varies between benchmark
+sets is the problem, not the seed. ``sign_counts`` says on how many problems A was better, worse,
+or tied.
 """
 from __future__ import annotations
 
@@ -20,9 +18,11 @@ import numpy as np
 
 
 def paired_bootstrap(diff: Sequence[float], strata: Sequence[str] | None, *, n_boot: int, level: float,
-                     seed: int) -> dict:
-    """Mean of ``diff`` and its stratified percentile-bootstrap interval at ``level``:
-    ``{"mean", "low", "high", "n", "n_boot", "level"}``."""
+                     seed: int, method: str = "BCa") -> dict:
+    """Mean of ``diff`` and its stratified BCa bootstrap interval (or scipy's other ``method``) at
+    ``level``: ``{"mean", "low", "high", "n", "n_boot", "level"}``. Zero spread gives low = high = mean."""
+    from stages.common.inference import bootstrap_interval
+
     d = np.asarray(diff, dtype=float)
     if d.ndim != 1 or d.size == 0 or not np.all(np.isfinite(d)):
         raise ValueError(f"paired_bootstrap needs a non-empty 1-D array of finite differences, got shape {d.shape}")
@@ -33,15 +33,19 @@ def paired_bootstrap(diff: Sequence[float], strata: Sequence[str] | None, *, n_b
     labels = np.zeros(d.size, dtype=int) if strata is None else np.unique(np.asarray(strata), return_inverse=True)[1]
     if labels.size != d.size:
         raise ValueError(f"strata has {labels.size} labels for {d.size} differences")
-    rng = np.random.default_rng(seed)
-    total = np.zeros(n_boot)
-    for s in np.unique(labels):
-        ds = d[labels == s]
-        idx = rng.integers(0, ds.size, size=(n_boot, ds.size))
-        total += ds[idx].sum(axis=1)
-    stats = total / d.size
-    alpha = (1 - level) / 2
-    lo, hi = np.quantile(stats, [alpha, 1 - alpha])
+    groups = [d[labels == s] for s in np.unique(labels)]
+    # a one-problem stratum resamples to itself (and scipy wants two or more observations a sample)
+    fixed = float(sum(g.sum() for g in groups if g.size == 1))
+    varying = tuple(g for g in groups if g.size > 1)
+
+    def mean_diff(*samples, axis=-1):
+        return (fixed + sum(s.sum(axis=axis) for s in samples)) / d.size
+
+    if varying:
+        lo, hi = bootstrap_interval(varying, mean_diff, confidence=level, method=method, n_resamples=n_boot,
+                                    seed=seed)
+    else:
+        lo = hi = float(d.mean())
     return {"mean": float(d.mean()), "low": float(lo), "high": float(hi), "n": int(d.size),
             "n_boot": int(n_boot), "level": float(level)}
 
