@@ -1,6 +1,6 @@
-"""cdc_gs: Densifying 2-D Gaussian splats where wavelet complexity exceeds primitive density (CDC) beats gradient-driven adaptive density control (ADC) in PSNR at an equal primitive count.
+"""cdc_gs: Densifying 2-D Gaussian splats where wavelet complexity exceeds primitive density (CDC), against loss-driven densification at an equal primitive count.
 
-Steps: ``prepare`` (the data), ``train`` (the method and its baseline), ``evaluate`` (metrics
-and plots for the claims in claims.yaml). Written by ``claimbench new-study``: the skeleton
-fits a ridge regression to generated data; replace it with the study's experiment.
+Steps: ``prepare`` (the images and their complexity maps, once), ``train`` (four arms on every
+verdict seed: ADC, the loss-map baseline, CDC and its shuffled-map control), ``evaluate``
+(per-seed metrics and plots for the claims in claims.yaml).
 """

@@ -1,11 +1,12 @@
 """cdc_gs evaluate: PSNR and SSIM (skimage.metrics) of every fit against its target, the PSNR on
-the image's high-frequency pixels, the figures the claims read, and the plots.
+the image's high-frequency pixels, the figures the claims read (per verdict seed), and the plots.
 
-Outputs: reports/cdc_gs/metrics.json (what claims.yaml checks), reports/cdc_gs/results.csv (one
-row per image, method and count), reports/cdc_gs/psnr_vs_count.png and its data
-reports/cdc_gs/psnr_vs_count.csv (mean PSNR vs primitive count, one line per method) and
-reports/cdc_gs/grid.png (per image: target, complexity map with both methods' primitive centres,
-ADC render, CDC render).
+Outputs: reports/cdc_gs/metrics.json (what claims.yaml checks: ``per_seed`` figures beside their
+means over the seeds, stages/common/seeds.per_seed_metrics), reports/cdc_gs/results.csv (one row
+per seed, image, arm and count), reports/cdc_gs/psnr_vs_count.png and its data
+reports/cdc_gs/psnr_vs_count.csv (mean PSNR vs primitive count, one line per arm) and
+reports/cdc_gs/grid.png (the first seed, per image: target, complexity map with the loss-map and
+CDC primitive centres, the ADC, loss-map and CDC renders).
 """
 from __future__ import annotations
 
@@ -42,57 +43,59 @@ def score(target, render, cmap, hf_quantile: float) -> dict:
 
 
 def summarise(rows: list[dict], main_count: int, counts: list[int]) -> dict:
-    """The claims' figures from the per-fit rows."""
+    """One seed's figures (what the claims read, per seed) from its per-fit rows (image, arm, count,
+    psnr, ssim, hf_psnr): means over the images and counts per arm, the gain of CDC over the
+    loss-map baseline per count, and the main count's figures per image."""
     import numpy as np
 
-    at = {(r["image"], r["method"], r["count"]): r for r in rows}
-    names = sorted({r["image"] for r in rows}, key=[r["image"] for r in rows].index)
-    m: dict = {"n_images": len(names), "main_count": main_count}
-    gains = {k: [at[(n, "cdc", main_count)][k] - at[(n, "adc", main_count)][k] for n in names]
-             for k in ("psnr", "ssim", "hf_psnr")}
-    m["images_cdc_psnr_gt_adc"] = int(sum(g > 0 for g in gains["psnr"]))
-    m["images_cdc_ssim_gt_adc"] = int(sum(g > 0 for g in gains["ssim"]))
-    m["images_cdc_hf_psnr_gt_adc"] = int(sum(g > 0 for g in gains["hf_psnr"]))
-    m["mean_psnr_gain"] = float(np.mean(gains["psnr"]))
-    m["mean_ssim_gain"] = float(np.mean(gains["ssim"]))
-    m["mean_hf_psnr_gain"] = float(np.mean(gains["hf_psnr"]))
-    m["min_psnr_gain"] = float(np.min(gains["psnr"]))
-    m["per_image"] = {n: {f"{k}.{meth}": at[(n, meth, main_count)][k] for meth in ("adc", "cdc")
-                          for k in ("psnr", "ssim", "hf_psnr")} for n in names}
-    per_count = {}
-    for c in counts:
-        g = [at[(n, "cdc", c)]["psnr"] - at[(n, "adc", c)]["psnr"] for n in names]
-        per_count[str(c)] = {"mean_psnr_gain": float(np.mean(g)), "images_cdc_gt_adc": int(sum(x > 0 for x in g))}
-    m["by_count"] = per_count
-    m["counts_cdc_mean_psnr_gt_adc"] = int(sum(v["mean_psnr_gain"] > 0 for v in per_count.values()))
-    m["n_counts"] = len(counts)
-    if all((n, "cdc_shuffled", main_count) in at for n in names):
-        g = [at[(n, "cdc", main_count)]["psnr"] - at[(n, "cdc_shuffled", main_count)]["psnr"] for n in names]
-        m["mean_psnr_gain_over_shuffled"] = float(np.mean(g))
-        m["images_cdc_psnr_gt_shuffled"] = int(sum(x > 0 for x in g))
+    at = {(r["image"], r["arm"], r["count"]): r for r in rows}
+    names = list(dict.fromkeys(r["image"] for r in rows))
+    arms = list(dict.fromkeys(r["arm"] for r in rows))
+
+    def mean(arm: str, k: str, cs=counts) -> float:
+        return float(np.mean([at[(n, arm, c)][k] for n in names for c in cs]))
+
+    def gains(a: str, b: str, k: str, c: int) -> list[float]:
+        return [at[(n, a, c)][k] - at[(n, b, c)][k] for n in names]
+
+    m: dict = {f"mean_{k}": {arm: mean(arm, k) for arm in arms} for k in ("psnr", "ssim", "hf_psnr")}
+    m["by_count"] = {str(c): {"psnr": {arm: mean(arm, "psnr", [c]) for arm in arms},
+                              "psnr_gain": float(np.mean(gains("cdc", "loss_map", "psnr", c)))} for c in counts}
+    m["min_count_psnr_gain"] = min(v["psnr_gain"] for v in m["by_count"].values())
+    hf = gains("cdc", "adc", "hf_psnr", main_count)
+    m["mean_hf_psnr_gain"] = float(np.mean(hf))
+    m["images_cdc_hf_psnr_gt_adc"] = int(sum(g > 0 for g in hf))
+    sh = gains("cdc", "cdc_shuffled", "psnr", main_count)
+    m["mean_psnr_gain_over_shuffled"] = float(np.mean(sh))
+    m["images_cdc_psnr_gt_shuffled"] = int(sum(g > 0 for g in sh))
+    m["per_image"] = {n: {f"{k}.{arm}": at[(n, arm, main_count)][k] for arm in arms for k in ("psnr", "ssim", "hf_psnr")}
+                      for n in names}
     return m
 
 
-def draw_grid(path, names, imgs, cmaps, fits, count: int, rows_scores: dict) -> None:
+GRID_ARMS = ("adc", "loss_map", "cdc")          # the renders the grid shows
+
+
+def draw_grid(path, names, imgs, cmaps, fits, seed: int, count: int, rows_scores: dict) -> None:
     from stages.common.plots import new_figure, save_png
 
-    k = len(names)
-    fig, axes = new_figure(k, 4, figsize=(9, 2.4 * k), squeeze=False)
+    k, cols = len(names), 2 + len(GRID_ARMS)
+    fig, axes = new_figure(k, cols, figsize=(2.3 * cols, 2.4 * k), squeeze=False)
     for i, n in enumerate(names):
-        adc, cdc = fits[f"{n}|adc|{count}|render"], fits[f"{n}|cdc|{count}|render"]
+        key = f"{seed}|{n}|{{}}|{count}|{{}}"
         axes[i, 0].imshow(imgs[i], cmap="gray", vmin=0, vmax=1)
         axes[i, 0].set_title(f"{n}: target", fontsize=8)
         axes[i, 1].imshow(cmaps[i], cmap="magma", vmin=0, vmax=1)
-        for meth, mk, col in (("adc", "x", "tab:cyan"), ("cdc", ".", "tab:green")):
-            mu = fits[f"{n}|{meth}|{count}|mu"]
-            axes[i, 1].scatter(mu[:, 0] - 0.5, mu[:, 1] - 0.5, s=3, marker=mk, c=col, linewidths=0.5, label=meth)
+        for arm, mk, col in (("loss_map", "x", "tab:cyan"), ("cdc", ".", "tab:green")):
+            mu = fits[key.format(arm, "mu")]
+            axes[i, 1].scatter(mu[:, 0] - 0.5, mu[:, 1] - 0.5, s=3, marker=mk, c=col, linewidths=0.5, label=arm)
         axes[i, 1].set_title("wavelet complexity\nprimitive centres", fontsize=8)
         if i == 0:
             axes[i, 1].legend(fontsize=6, loc="lower right", markerscale=2)
-        for j, (meth, r) in enumerate((("adc", adc), ("cdc", cdc)), start=2):
-            s = rows_scores[(n, meth)]
-            axes[i, j].imshow(r, cmap="gray", vmin=0, vmax=1)
-            axes[i, j].set_title(f"{meth.upper()}, {count} primitives\nPSNR {s['psnr']:.2f} dB, SSIM {s['ssim']:.3f}",
+        for j, arm in enumerate(GRID_ARMS, start=2):
+            s = rows_scores[(n, arm)]
+            axes[i, j].imshow(fits[key.format(arm, "render")], cmap="gray", vmin=0, vmax=1)
+            axes[i, j].set_title(f"{arm}, {count} primitives\nPSNR {s['psnr']:.2f} dB, SSIM {s['ssim']:.3f}",
                                  fontsize=8)
         for ax in axes[i]:
             ax.set_xticks([])
@@ -108,8 +111,9 @@ def main() -> None:
 
         from stages.common.io import write_json
         from stages.common.plots import new_figure, save_png, write_csv
+        from stages.common.seeds import per_seed_metrics
 
-        from .train import jobs
+        from .train import ARMS, jobs
 
         for rel, step in ((IMAGES, "prepare"), (FITS, "train")):
             if not ctx.path(rel).exists():
@@ -117,45 +121,43 @@ def main() -> None:
         data = np.load(ctx.path(IMAGES))
         names, imgs, cmaps = [str(n) for n in data["names"]], data["images"], data["complexity"]
         fits = dict(np.load(ctx.path(FITS)))
-        p, e = ctx.params.train, ctx.params.evaluate
+        p, e, seeds = ctx.params.train, ctx.params.evaluate, ctx.seeds
         rows = []
-        for name, method, count in jobs(names, p):
+        for seed, name, arm, count in jobs(names, p, seeds):
             i = names.index(name)
-            key = f"{name}|{method}|{count}|render"
+            key = f"{seed}|{name}|{arm}|{count}|render"
             if key not in fits:
-                fail(f"{FITS} has no fit {key}: it was written with other params; rerun the train stage", code=2)
-            rows.append({"image": name, "method": method, "count": count,
+                fail(f"{FITS} has no fit {key}: it was written with other params or seeds; rerun the train stage",
+                     code=2)
+            rows.append({"seed": seed, "image": name, "arm": arm, "count": count,
                          **score(imgs[i], fits[key], cmaps[i], e.hf_quantile)})
-        m = summarise(rows, p.main_count, p.counts)
+        per_seed = {s: summarise([r for r in rows if r["seed"] == s], p.main_count, p.counts) for s in seeds}
+        m = per_seed_metrics(per_seed, n_images=len(names), main_count=p.main_count, counts=list(p.counts))
         write_json(ctx.path(METRICS), m)
         write_csv(ctx.path(RESULTS), rows)
-        curve = []
-        for meth in ("adc", "cdc"):
-            for c in p.counts:
-                sel = [r for r in rows if r["method"] == meth and r["count"] == c]
-                curve.append({"count": c, "method": meth, "psnr": float(np.mean([r["psnr"] for r in sel])),
-                              "ssim": float(np.mean([r["ssim"] for r in sel]))})
+        curve = [{"count": c, "method": arm, "psnr": m["by_count"][str(c)]["psnr"][arm],
+                  "ssim": float(np.mean([r["ssim"] for r in rows if r["arm"] == arm and r["count"] == c]))}
+                 for arm in ARMS for c in p.counts]
         write_csv(ctx.path(PLOT_DATA), curve)
         fig, ax = new_figure(figsize=(5.5, 3.8))
-        for meth, col in (("adc", "tab:blue"), ("cdc", "tab:red")):
+        for arm, col in zip(ARMS, ("tab:blue", "tab:orange", "tab:red", "tab:gray")):
             for n in names:
-                ax.plot(p.counts, [next(r["psnr"] for r in rows if r["image"] == n and r["method"] == meth
-                                        and r["count"] == c) for c in p.counts], "-", color=col, alpha=0.25, lw=1)
-            ax.plot(p.counts, [r["psnr"] for r in curve if r["method"] == meth], "o-", color=col, lw=2,
-                    label=f"{meth.upper()} (mean of {len(names)} images)")
-        ax.set(xlabel="primitives (final count, equal for both)", ylabel="PSNR (dB)",
+                ax.plot(p.counts, [np.mean([r["psnr"] for r in rows if r["image"] == n and r["arm"] == arm
+                                            and r["count"] == c]) for c in p.counts], "-", color=col, alpha=0.2, lw=1)
+            ax.plot(p.counts, [r["psnr"] for r in curve if r["method"] == arm], "o-", color=col, lw=2,
+                    label=f"{arm} (mean of {len(names)} images, {len(seeds)} seeds)")
+        ax.set(xlabel="primitives (final count, equal for every arm)", ylabel="PSNR (dB)",
                title="cdc_gs: PSNR vs primitive count (thin: each image)")
-        ax.legend(fontsize=8)
+        ax.legend(fontsize=7)
         save_png(fig, ctx.path(PLOT))
         shown = names[: e.grid_images]
-        scores = {(r["image"], r["method"]): r for r in rows if r["count"] == p.main_count}
-        draw_grid(ctx.path(GRID), shown, imgs, cmaps, fits, p.main_count, scores)
-        for n in names:
-            a, c = scores[(n, "adc")], scores[(n, "cdc")]
-            print(f"  {n}: PSNR ADC {a['psnr']:.2f} CDC {c['psnr']:.2f} ({c['psnr'] - a['psnr']:+.2f} dB); "
-                  f"SSIM {a['ssim']:.3f} -> {c['ssim']:.3f}", flush=True)
-        print(f"  CDC > ADC in PSNR on {m['images_cdc_psnr_gt_adc']} of {len(names)} images at n={p.main_count}",
-              flush=True)
+        scores = {(r["image"], r["arm"]): r for r in rows if r["count"] == p.main_count and r["seed"] == seeds[0]}
+        draw_grid(ctx.path(GRID), shown, imgs, cmaps, fits, seeds[0], p.main_count, scores)
+        for s in seeds:
+            g = per_seed[s]["mean_psnr"]
+            print(f"  seed {s}: mean PSNR over images and counts " + ", ".join(f"{a} {g[a]:.2f}" for a in ARMS)
+                  + f"; CDC - loss_map {g['cdc'] - g['loss_map']:+.2f} dB, shuffled - loss_map "
+                  f"{g['cdc_shuffled'] - g['loss_map']:+.2f} dB", flush=True)
 
 
 if __name__ == "__main__":

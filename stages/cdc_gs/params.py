@@ -51,7 +51,9 @@ class TrainStep(Strict):
     min_opacity: float = Field(ge=0, lt=1, description="prune below this opacity (both methods)")
     cdc_densify_fraction: float = Field(ge=0, le=0.5, description="CDC: share of the count densified by consistency per event")
     cdc_prune_fraction: float = Field(ge=0, le=0.5, description="CDC: share of the count pruned by consistency per event")
-    ablation: bool = Field(description="also fit CDC with a shuffled complexity map at main_count (the check that complexity matters)")
+    fit_batch: int = Field(ge=1, description="fits run in lockstep as one batch (a leading fit dimension: the seeds "
+                                             "and arms of an image); 1 runs them one after another. Every fit's "
+                                             "figures are the same either way (tested); it sets only the speed")
 
     @field_validator("counts")
     @classmethod

@@ -39,6 +39,18 @@ def test_schedule_order(params_copy):
     assert "densify_from < densify_until < steps" in params_error("cdc_gs", PARAMS, params_copy)
 
 
+def test_fit_batch_is_at_least_one(params_copy):
+    params_copy["cdc_gs"]["default"]["train"]["fit_batch"] = 0
+    msg = params_error("cdc_gs", PARAMS, params_copy)
+    assert "cdc_gs.default.train.fit_batch = 0" in msg and ">= 1" in msg
+
+
+def test_the_old_ablation_switch_is_gone(params_copy):
+    """The shuffled-map arm is the must's control now: always fitted, no switch."""
+    params_copy["cdc_gs"]["smoke"]["train"]["ablation"] = True
+    assert "cdc_gs.smoke.train.ablation: unknown key" in params_error("cdc_gs", PARAMS, params_copy)
+
+
 def test_unknown_key_lists_allowed(params_copy):
     params_copy["cdc_gs"]["default"]["prepare"]["samples"] = 10
     msg = params_error("cdc_gs", PARAMS, params_copy)
