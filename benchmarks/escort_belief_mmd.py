@@ -45,7 +45,7 @@ def main() -> None:
 
     from stages.escort_belief.metrics import median_distance, mmd
 
-    rng = np.random.default_rng(0)
+    rng = np.random.default_rng(1000)             # a calibration seed: benchmarks never use a verdict seed
     for d in (int(x) for x in a.dims.split(",")):
         X, Y = rng.standard_normal((a.n, d)), 0.5 + rng.standard_normal((a.m, d))
         w = rng.random(a.n)

@@ -50,12 +50,21 @@ def loglik_grad(X: np.ndarray, o: np.ndarray, lp) -> np.ndarray:
 
 
 def predictive_score(X: np.ndarray, C: np.ndarray, tau2: np.ndarray) -> np.ndarray:
-    """grad log 1/n sum_j N(x; C_j, diag(tau2)) at X (E, n, 2); C (E, n, 2), tau2 (E, 2)."""
-    t2 = tau2[:, None, None, :]
-    D2 = ((X[:, :, None, :] - C[:, None, :, :]) ** 2 / t2).sum(-1)     # (E, n, n)
-    L = -0.5 * D2
+    """grad log 1/n sum_j N(x; C_j, diag(tau2)) at X (E, n, 2); C (E, n, 2), tau2 (E, 2).
+    The (E, n, n) arrays are built coordinate by coordinate and reused in place: the same sums,
+    without (E, n, n, 2) temporaries."""
+    E, n, dim = X.shape
+    D2, tmp = np.empty((E, n, n)), np.empty((E, n, n))
+    for c in range(dim):                                            # sum_c (x_c - C_c)^2 / tau2_c
+        term = D2 if c == 0 else tmp
+        np.subtract(X[:, :, None, c], C[:, None, :, c], out=term)
+        np.square(term, out=term)
+        np.divide(term, tau2[:, None, None, c], out=term)
+        if c:
+            D2 += term
+    L = np.multiply(D2, -0.5, out=D2)
     L -= L.max(-1, keepdims=True)
-    R = np.exp(L)
+    R = np.exp(L, out=L)
     R /= R.sum(-1, keepdims=True)
     return (R @ C - X) / tau2[:, None, :]
 
@@ -74,11 +83,19 @@ def policy(X: np.ndarray, W: np.ndarray, lp) -> tuple[np.ndarray, np.ndarray]:
     return u, declare
 
 
-def run_episodes(method: str, lp, cfg: SteinConfig | None, seed: int, progress=None) -> dict:
-    """Run ``lp.episodes`` episodes with one belief method; returns per-episode returns etc."""
-    E, n = lp.episodes, lp.particles
-    rng_env = np.random.default_rng([seed, 1])          # same true states / noises for every method
-    rng_bel = np.random.default_rng([seed, 2, ["pf", "svgd", "escort"].index(method)])
+def run_episodes(method: str, lp, cfg: SteinConfig | None, seeds, progress=None) -> dict:
+    """Run ``lp.episodes`` episodes per verdict seed with one belief method, every seed's episodes
+    in one batch (each seed's draws from its own generators, as when it runs alone); returns
+    ``{seed: {"returns", "success", "steps", "declared" (per episode), "mean_error"}}``."""
+    from .batch import SeedRngs
+
+    seeds = list(seeds)
+    E1, n = lp.episodes, lp.particles
+    E = E1 * len(seeds)
+    counts = [E1] * len(seeds)
+    rng_env = SeedRngs.of(seeds, counts, 1)             # same true states / noises for every method
+    rng_bel = SeedRngs.of(seeds, counts, 2, ["pf", "svgd", "escort"].index(method))
+    owner = rng_env.owner                                # the seed (index) of every episode
     signs = np.where(rng_env.random(E) < 0.5, 1.0, -1.0)
     s = np.stack([np.full(E, lp.x0), signs * lp.y0], -1) + lp.s0 * rng_env.standard_normal((E, 2))
     sign_b = np.where(rng_bel.random((E, n)) < 0.5, 1.0, -1.0)
@@ -128,9 +145,14 @@ def run_episodes(method: str, lp, cfg: SteinConfig | None, seed: int, progress=N
             X = Xp.copy()
             X[live] = stein_update(Xp[live], score, cfg, X_pred=Xp[live])
         mu = (W[..., None] * X).sum(1)
-        err.append(np.linalg.norm(mu - s, axis=-1)[live])
+        err.append((np.linalg.norm(mu - s, axis=-1)[live], owner[live]))
         if progress is not None:
             progress.update(1)
     ret[~done] -= lp.terminal_reward
-    return {"returns": ret, "success": success, "steps": steps, "declared": done,
-            "mean_error": float(np.concatenate(err).mean()) if err else 0.0}
+    out = {}
+    for i, seed in enumerate(seeds):
+        rows = owner == i
+        e = np.concatenate([v[o == i] for v, o in err]) if err else np.zeros(0)   # step by step
+        out[seed] = {"returns": ret[rows], "success": success[rows], "steps": steps[rows], "declared": done[rows],
+                     "mean_error": float(e.mean()) if len(e) else 0.0}
+    return out

@@ -6,6 +6,8 @@
   one value per bandwidth s. The bandwidths are ``scales`` times the median pairwise distance of
   the exact samples (written here: no installed library computes an MMD).
 * ``sliced_w``: POT's ``ot.sliced_wasserstein_distance`` (p = 2, seeded projections).
+* ``ratio_interval``: the ratio of two methods' mean distances over one seed's replications, with
+  the shared BCa bootstrap (``stages.common.inference.bootstrap_interval``, paired).
 """
 from __future__ import annotations
 
@@ -59,21 +61,27 @@ def sliced_w(X: np.ndarray, Y: np.ndarray, n_projections: int, seed: int, a: np.
     return float(ot.sliced_wasserstein_distance(X, Y, a, b, n_projections=n_projections, p=2, seed=seed))
 
 
-def paired_ratio_ci(num, den, n_boot: int, level: float, rng: np.random.Generator) -> dict:
+def ratio_of_means(num: np.ndarray, den: np.ndarray, axis: int = -1) -> np.ndarray:
+    """mean(num) / mean(den) along ``axis`` (vectorised, as scipy.stats.bootstrap calls it)."""
+    return np.mean(num, axis=axis) / np.mean(den, axis=axis)
+
+
+def ratio_interval(num, den, level: float, n_resamples: int, seed: int) -> dict:
     """mean(num) / mean(den) over paired replications (num[i] and den[i] scored on the same
-    problem), with a percentile bootstrap interval that resamples the replications jointly.
+    problem) with its BCa bootstrap interval at ``level`` (``stages.common.inference.
+    bootstrap_interval``, ``paired=True``: the replications are resampled jointly for both).
 
     Returns ``ratio``, ``low``, ``high``, ``n`` (replications) and ``n_boot``."""
+    from stages.common.inference import bootstrap_interval
+
     num, den = np.asarray(num, dtype=float), np.asarray(den, dtype=float)
     if num.ndim != 1 or num.shape != den.shape or len(num) < 2:
-        raise ValueError(f"paired_ratio_ci: num and den must be 1-D, of one length >= 2, got {num.shape}, {den.shape}")
+        raise ValueError(f"ratio_interval: num and den must be 1-D, of one length >= 2, got {num.shape}, {den.shape}")
     if (den <= 0).any() or (num < 0).any():
-        raise ValueError("paired_ratio_ci: distances must be >= 0 and the denominator's > 0")
-    if not 0 < level < 1 or n_boot < 1:
-        raise ValueError(f"paired_ratio_ci: need 0 < level < 1 and n_boot >= 1, got {level}, {n_boot}")
-    idx = rng.integers(0, len(num), size=(n_boot, len(num)))
-    boot = num[idx].mean(1) / den[idx].mean(1)
-    a = (1.0 - level) / 2.0
-    lo, hi = np.quantile(boot, [a, 1.0 - a])
-    return {"ratio": float(num.mean() / den.mean()), "low": float(lo), "high": float(hi), "n": int(len(num)),
-            "n_boot": int(n_boot)}
+        raise ValueError("ratio_interval: distances must be >= 0 and the denominator's > 0")
+    if not 0 < level < 1 or n_resamples < 1:
+        raise ValueError(f"ratio_interval: need 0 < level < 1 and n_resamples >= 1, got {level}, {n_resamples}")
+    lo, hi = bootstrap_interval((num, den), ratio_of_means, confidence=level, paired=True,
+                                n_resamples=n_resamples, seed=seed)
+    return {"ratio": float(ratio_of_means(num, den)), "low": lo, "high": hi, "n": int(len(num)),
+            "n_boot": int(n_resamples)}

@@ -94,11 +94,16 @@ def exact_beliefs(model: dict, ys: np.ndarray) -> list[dict]:
     return out
 
 
-def mixture_logp_score(X: np.ndarray, w: np.ndarray, m: np.ndarray, P: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def precision(P: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(P^-1, log det P) of the covariances P (B, K, d, d): what every score of one belief reuses."""
+    return np.linalg.inv(P), np.linalg.slogdet(P)[1]
+
+
+def mixture_logp_score(X: np.ndarray, w: np.ndarray, m: np.ndarray, P: np.ndarray,
+                       pre: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """log sum_k w_k N(x; m_k, P_k) (normalised density, (B, n)) and its gradient (B, n, d) for
-    batched X (B, n, d), parameters (B, K, ...)."""
-    Pinv = np.linalg.inv(P)                                       # (B, K, d, d)
-    logdet = np.linalg.slogdet(P)[1]                              # (B, K)
+    batched X (B, n, d), parameters (B, K, ...); ``pre`` = precision(P) when already computed."""
+    Pinv, logdet = precision(P) if pre is None else pre            # (B, K, d, d), (B, K)
     diff = X[:, :, None, :] - m[:, None, :, :]                    # (B, n, K, d)
     sol = np.einsum("bkde,bnke->bnkd", Pinv, diff)
     logp = -0.5 * (diff * sol).sum(-1) - 0.5 * logdet[:, None, :] + np.log(w)[:, None, :]
@@ -111,13 +116,15 @@ def mixture_logp_score(X: np.ndarray, w: np.ndarray, m: np.ndarray, P: np.ndarra
     return logpdf, -(r[..., None] * sol).sum(2)
 
 
-def mixture_score(X: np.ndarray, w: np.ndarray, m: np.ndarray, P: np.ndarray) -> np.ndarray:
+def mixture_score(X: np.ndarray, w: np.ndarray, m: np.ndarray, P: np.ndarray,
+                  pre: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
     """grad log sum_k w_k N(x; m_k, P_k) for batched X (B, n, d), parameters (B, K, ...)."""
-    return mixture_logp_score(X, w, m, P)[1]
+    return mixture_logp_score(X, w, m, P, pre)[1]
 
 
-def propagate(rng: np.random.Generator, X: np.ndarray, F: np.ndarray, u: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """One transition for batched particles X (B, n, d): F x + u + q * noise (F (B,d,d), u (B,d), q (B,))."""
+def propagate(rng, X: np.ndarray, F: np.ndarray, u: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """One transition for batched particles X (B, n, d): F x + u + q * noise (F (B,d,d), u (B,d), q (B,));
+    ``rng``: a Generator or a batch.SeedRngs (every seed's rows from its own generator)."""
     return X @ F.transpose(0, 2, 1) + u[:, None, :] + q[:, None, None] * rng.standard_normal(X.shape)
 
 
@@ -130,8 +137,9 @@ def pf_weights(X: np.ndarray, y: np.ndarray, H: np.ndarray, r: np.ndarray) -> np
     return wt / wt.sum(1, keepdims=True)
 
 
-def systematic_resample(rng: np.random.Generator, W: np.ndarray) -> np.ndarray:
-    """Indices (B, n) of systematic resampling of each row of weights W (B, n)."""
+def systematic_resample(rng, W: np.ndarray) -> np.ndarray:
+    """Indices (B, n) of systematic resampling of each row of weights W (B, n); ``rng``: a
+    Generator or a batch.SeedRngs."""
     B, n = W.shape
     pos = (rng.random((B, 1)) + np.arange(n)[None, :]) / n
     cdf = np.cumsum(W, axis=1)

@@ -30,9 +30,10 @@ class MixtureParams(Strict):
 
 class PrepareParams(Strict):
     dims: list[Annotated[int, Field(ge=1, le=100)]] = Field(min_length=1, description="state dimensions d")
-    reps: int = Field(ge=2, le=100, description="independent replications (model, trajectory) per dimension")
-    reps_dmax: int | None = Field(default=None, ge=2, le=500, description="replications at the largest dimension "
-                                  "(the must row's d; issue 20); default: reps")
+    reps: int = Field(ge=2, le=100, description="independent replications (model, trajectory) per dimension "
+                      "and verdict seed")
+    reps_dmax: int | None = Field(default=None, ge=2, le=500, description="replications per verdict seed at the "
+                                  "largest dimension (the must row's d; issue 20); default: reps")
     steps: int = Field(ge=1, le=100, description="filtering steps (observations) per replication")
     eval_samples: int = Field(ge=50, le=20_000, description="exact samples of the true belief per step")
     mixture: MixtureParams
@@ -67,7 +68,8 @@ class SteinParams(Strict):
 
 
 class LightDarkParams(Strict):
-    episodes: int = Field(ge=2, le=100_000, description="episodes per method (same true states for all)")
+    episodes: int = Field(ge=2, le=100_000, description="episodes per method and verdict seed (same true states "
+                          "for every method)")
     particles: int = Field(ge=4, le=10_000, description="particles per belief")
     horizon: int = Field(ge=1, le=1000, description="moves before an undeclared episode ends")
     stein: SteinParams
@@ -98,9 +100,11 @@ class EvaluateParams(Strict):
     mmd_scales: list[Pos] = Field(min_length=1, description="MMD bandwidths, as multiples of the exact "
                                   "samples' median pairwise distance")
     sw_projections: int = Field(ge=1, le=100_000, description="random projections of POT's sliced Wasserstein")
-    ci_level: float = Field(gt=0.5, lt=1, description="level of the t intervals over replications")
-    n_boot: int = Field(default=2000, ge=100, le=100_000, description="paired bootstrap resamples of the "
-                        "replications for the intervals of the ratios at the largest dimension")
+    ci_level: float = Field(gt=0.5, lt=1, description="level of the within-seed intervals over replications (t "
+                            "for distances, BCa for the ratios at the largest dimension)")
+    n_boot: int = Field(default=2000, ge=100, le=100_000, description="resamples of the paired BCa bootstrap "
+                        "(stages.common.inference.bootstrap_interval) of each seed's replications for the "
+                        "within-seed intervals of the ratios at the largest dimension")
     mmd_fixed_bandwidth: Pos = Field(default=1.0, description="bandwidth of the context MMD with one fixed RBF "
                                      "kernel exp(-|x - y|^2 / (2 s^2)), the official code's compute_mmd (s^2 = 1)")
 

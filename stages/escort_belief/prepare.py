@@ -1,13 +1,16 @@
-"""escort_belief prepare: the filtering problems and their exact beliefs, generated from the seed.
+"""escort_belief prepare: the filtering problems and their exact beliefs, generated from each
+verdict seed.
 
-For every dimension d of ``dims`` and replication b < ``reps`` (``reps_dmax`` at the largest
-d, where the must row compares ESCORT with the particle filter; issue 20): a correlated Gaussian-mixture
-model whose modes drift (stages/escort_belief/mixture.py), a true trajectory with ``steps``
-observations, the exact belief after each observation (one Kalman filter per mode), and
-``eval_samples`` exact samples of each belief (what the methods are scored against).
+A verdict seed is one independent repetition of the whole experiment: for every seed of the
+profile (``ctx.seeds``), every dimension d of ``dims`` and replication b < ``reps`` (``reps_dmax``
+at the largest d, where the must row compares ESCORT with the particle filter): a correlated
+Gaussian-mixture model whose modes drift (stages/escort_belief/mixture.py), a true trajectory with
+``steps`` observations, the exact belief after each observation (one Kalman filter per mode), and
+``eval_samples`` exact samples of each belief (what the methods are scored against). A seed's
+problems are the ones it got when the study ran one seed.
 
-Outputs: data/escort_belief/problems.npz (arrays keyed ``d<d>/<name>``),
-reports/escort_belief/prepare.json (sizes; how multi-modal the exact beliefs stay).
+Outputs: data/escort_belief/problems.npz (arrays keyed ``s<seed>/d<d>/<name>``, see :func:`key`),
+reports/escort_belief/prepare.json (sizes; per seed, how multi-modal the exact beliefs stay).
 """
 from __future__ import annotations
 
@@ -19,6 +22,18 @@ PROBLEMS = "data/escort_belief/problems.npz"
 METRICS = "reports/escort_belief/prepare.json"
 RNG_MODEL, RNG_TRAJ, RNG_SAMPLES = 1, 2, 3
 MODEL_KEYS = ("w", "m", "P", "F", "u", "Q", "H", "R")
+
+
+def key(seed: int, d: int, name: str) -> str:
+    """The key of one seed's array ``name`` at dimension d in problems.npz and particles.npz."""
+    return f"s{seed}/d{d}/{name}"
+
+
+def missing_keys(arrays, seeds, dims, name: str) -> list[str]:
+    """The (seed, d) keys of ``name`` that ``arrays`` (an npz's keys) lacks: a file written for
+    other seeds or dims than the profile's."""
+    have = set(arrays)
+    return [key(s, d, name) for s in seeds for d in dims if key(s, d, name) not in have]
 
 
 def build_problems(p, seed: int) -> dict:
@@ -53,19 +68,24 @@ def main() -> None:
         import numpy as np
 
         from stages.common.io import write_json, write_npz
+        from stages.common.seeds import per_seed_metrics
 
         p = ctx.params.prepare
-        arrays = build_problems(p, ctx.seed)
+        arrays, per_seed = {}, {}
+        for seed in ctx.seeds:
+            own = build_problems(p, seed)
+            arrays.update({f"s{seed}/{k}": v for k, v in own.items()})
+            per_seed[seed] = {"effective_modes_final": {}}
+            for d in p.dims:
+                w = own[f"d{d}/bw"][:, -1]                                 # (reps, K) final weights
+                eff = 1.0 / (w ** 2).sum(-1)                               # effective number of modes
+                per_seed[seed]["effective_modes_final"][f"d{d}"] = float(np.mean(eff))
+                print(f"  seed {seed}, d={d} ({len(eff)} replications): effective modes of the final "
+                      f"exact belief {np.round(eff, 2).tolist()}", flush=True)
         write_npz(ctx.path(PROBLEMS), arrays)
-        metrics = {"dims": list(p.dims), "reps": p.reps, "reps_dmax": p.reps_at(max(p.dims)), "steps": p.steps, "modes": p.mixture.modes,
-                   "eval_samples": p.eval_samples, "effective_modes_final": {}}
-        for d in p.dims:
-            w = arrays[f"d{d}/bw"][:, -1]                                  # (reps, K) final weights
-            eff = 1.0 / (w ** 2).sum(-1)                                   # effective number of modes
-            metrics["effective_modes_final"][f"d{d}"] = float(np.mean(eff))
-            print(f"  d={d} ({len(eff)} replications): effective modes of the final exact belief "
-                  f"{np.round(eff, 2).tolist()}", flush=True)
-        write_json(ctx.path(METRICS), metrics)
+        write_json(ctx.path(METRICS), per_seed_metrics(
+            per_seed, dims=list(p.dims), reps=p.reps, reps_dmax=p.reps_at(max(p.dims)), steps=p.steps,
+            modes=p.mixture.modes, eval_samples=p.eval_samples))
 
 
 if __name__ == "__main__":

@@ -35,6 +35,7 @@ particles each, state dimension d; ``score(X)`` returns grad log p at every part
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Callable
 
@@ -57,16 +58,36 @@ class SteinConfig:
 def sq_dists(X: np.ndarray) -> np.ndarray:
     """Pairwise squared distances within each batch, (B, n, n), clipped at 0."""
     sq = (X * X).sum(-1)
-    D = sq[:, :, None] + sq[:, None, :] - 2.0 * X @ X.transpose(0, 2, 1)
-    return np.maximum(D, 0.0)
+    D = np.add(sq[:, :, None], sq[:, None, :])
+    D -= (2.0 * X) @ X.transpose(0, 2, 1)     # sq_i + sq_j - 2 x_i . x_j (gemm, as numpy's X @ X.T is not)
+    return np.maximum(D, 0.0, out=D)
+
+
+@functools.lru_cache(maxsize=16)
+def _upper_flat(n: int) -> np.ndarray:
+    iu = np.triu_indices(n, 1)
+    return iu[0] * n + iu[1]
+
+
+def upper_pairs(D: np.ndarray) -> np.ndarray:
+    """The strictly upper-triangular entries (i < j) of each (n, n) matrix of D (B, n, n), (B, n(n-1)/2)."""
+    n = D.shape[-1]
+    return np.take(D.reshape(len(D), n * n), _upper_flat(n), axis=1)
 
 
 def median_bandwidth(D2: np.ndarray) -> np.ndarray:
     """h = median of the off-diagonal squared distances / log(n + 1), per batch, (B,)."""
     n = D2.shape[-1]
-    iu = np.triu_indices(n, 1)
-    med = np.median(D2[:, iu[0], iu[1]], axis=1)
+    med = np.median(upper_pairs(D2), axis=1)
     return np.maximum(med, 1e-12) / np.log(n + 1.0)
+
+
+def rbf_in_place(D2: np.ndarray, h: np.ndarray) -> np.ndarray:
+    """exp(-D2 / h) written over D2 (h broadcasts against D2): the kernel matrix without the
+    temporaries (fresh (B, n, n) arrays cost more than the arithmetic at these sizes)."""
+    np.divide(D2, h, out=D2)
+    np.negative(D2, out=D2)
+    return np.exp(D2, out=D2)
 
 
 def svgd_direction(X: np.ndarray, S: np.ndarray) -> np.ndarray:
@@ -74,7 +95,7 @@ def svgd_direction(X: np.ndarray, S: np.ndarray) -> np.ndarray:
     n = X.shape[1]
     D2 = sq_dists(X)
     h = median_bandwidth(D2)[:, None, None]
-    K = np.exp(-D2 / h)
+    K = rbf_in_place(D2, h)
     drive = K @ S
     # sum_j grad_{x_j} k(x_j, x_i) = (2/h) sum_j (x_i - x_j) K_ij
     repulse = (2.0 / h) * (X * K.sum(-1, keepdims=True) - K @ X)
@@ -93,14 +114,18 @@ def sliced_direction(X: np.ndarray, S: np.ndarray, V: np.ndarray) -> np.ndarray:
     z_r = X v_r with a per-direction median bandwidth; returns sum_r v_r phi_r, (B, n, d)."""
     B, n, d = X.shape
     Z, G = X @ V, S @ V                                   # projections and projected scores
-    k = n * n // 2 + n // 2                               # the median of the off-diagonal pairs
-    phi = np.empty_like(Z)                                # (n zeros on the diagonal come first)
+    # the bandwidth: entry k = n^2 // 2 + n // 2 of the n^2 sorted squared differences, i.e. after
+    # the n zeros of the diagonal, entry (k - n) // 2 of the pairs i < j (each appears twice)
+    k = (n * n // 2 + n // 2 - n) // 2
+    phi = np.empty_like(Z)
+    D2 = np.empty((B, n, n))                              # reused for every direction
     for r in range(d):                                    # one direction at a time: (B, n, n) arrays
         z = Z[:, :, r]
-        D2 = (z[:, :, None] - z[:, None, :]) ** 2
-        med = np.partition(D2.reshape(B, n * n), k, axis=1)[:, k]
+        np.subtract(z[:, :, None], z[:, None, :], out=D2)
+        np.square(D2, out=D2)
+        med = np.partition(upper_pairs(D2), k, axis=1)[:, k]
         h = (np.maximum(med, 1e-12) / np.log(n + 1.0))[:, None]
-        K = np.exp(-D2 / h[:, :, None])                   # symmetric in (i, j)
+        K = rbf_in_place(D2, h[:, :, None])               # symmetric in (i, j)
         drive = (K @ G[:, :, r:r + 1])[:, :, 0]
         repulse = (2.0 / h) * (z * K.sum(-1) - (K @ z[:, :, None])[:, :, 0])
         phi[:, :, r] = (drive + repulse) / n
@@ -183,16 +208,21 @@ def official_svgd_direction(X: np.ndarray, S: np.ndarray, cfg: OfficialConfig) -
     return np.clip((drive + repulse) / n, -cfg.update_clip, cfg.update_clip)
 
 
-def official_resample(rng: np.random.Generator, X: np.ndarray, logp: np.ndarray, cfg: OfficialConfig) -> np.ndarray:
+def official_resample(rng, X: np.ndarray, logp: np.ndarray, cfg: OfficialConfig) -> np.ndarray:
     """ImprovedSVGD._detect_and_resample_particles per batch: particles whose density is below
     ``resample_threshold`` x the batch's max are replaced by a uniformly drawn particle of density
-    above the median (all particles' pre-resampling positions) plus N(0, (0.1 (1 + 0.05 d))^2)."""
+    above the median (all particles' pre-resampling positions) plus N(0, (0.1 (1 + 0.05 d))^2).
+    ``rng``: a Generator, or a batch.SeedRngs (each row draws from its seed's generator)."""
+    from .batch import as_rows
+
     B, n, d = X.shape
     X = X.copy()
     if n < 10:
         return X
+    rows = as_rows(rng, B)
     dens = np.exp(np.clip(logp, -cfg.logp_clip, cfg.logp_clip))
     for b in range(B):                       # B is small (replications); n-vectorised inside
+        rng = rows.row(b)
         mx = dens[b].max()
         nd = dens[b] / mx if mx > 0 else np.ones(n)
         low = np.flatnonzero(nd < cfg.resample_threshold)
@@ -206,7 +236,7 @@ def official_resample(rng: np.random.Generator, X: np.ndarray, logp: np.ndarray,
     return X
 
 
-def gswd_fit(rng: np.random.Generator, source: np.ndarray, target: np.ndarray,
+def gswd_fit(rng, source: np.ndarray, target: np.ndarray,
              cfg: OfficialConfig) -> tuple[np.ndarray, np.ndarray]:
     """ImprovedGSWD.fit ('optimized', correlation-aware), batched: random unit projections
     (P, d) per batch improved by ``proj_steps`` momentum steps of a finite-difference (eps 1e-6)
@@ -261,14 +291,19 @@ def gswd_regularizer(source: np.ndarray, target: np.ndarray, proj: np.ndarray, w
     return reg
 
 
-def official_update(X: np.ndarray, logp_score: LogpScore, cfg: OfficialConfig, rng: np.random.Generator,
+def official_update(X: np.ndarray, logp_score: LogpScore, cfg: OfficialConfig, rng,
                     temp: np.ndarray | None = None) -> np.ndarray:
     """ImprovedSVGD.update, batched: ``temp`` (the temporal term, computed once by the caller before
     the loop, or None) is added unchanged every iteration; X += step (clipped SVGD update + temp);
     at iterations t > 0 with t % 20 == 0 the low-density particles are resampled; a batch stops
-    once |X_new - X_old|_F / n < tol."""
+    once |X_new - X_old|_F / n < tol, and from then on neither moves nor draws (its official loop
+    has ended), so a batch's draws do not depend on the other batches beside it. ``rng``: a
+    Generator, or a batch.SeedRngs (each batch draws from its seed's generator)."""
+    from .batch import as_rows
+
     X = np.array(X, dtype=float, copy=True)
     active = np.ones(X.shape[0], dtype=bool)
+    rows = as_rows(rng, X.shape[0])
     for it in range(cfg.iters):
         old = X.copy()
         _, S = logp_score(X)
@@ -278,7 +313,8 @@ def official_update(X: np.ndarray, logp_score: LogpScore, cfg: OfficialConfig, r
         X = np.where(active[:, None, None], X + cfg.step * upd, X)
         if it > 0 and it % cfg.resample_every == 0:
             logp, _ = logp_score(X)
-            X = np.where(active[:, None, None], official_resample(rng, X, logp, cfg), X)
+            live = np.flatnonzero(active)
+            X[live] = official_resample(rows.subset(live), X[live], logp[live], cfg)
         diff = np.linalg.norm((X - old).reshape(X.shape[0], -1), axis=1) / X.shape[1]
         active &= diff >= cfg.tol
         if not active.any():

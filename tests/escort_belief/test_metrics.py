@@ -52,34 +52,44 @@ def test_sliced_w_1d_shift_is_the_shift():
     assert np.isclose(sliced_w(X, X + 0.7, 10, seed=0), 0.7, atol=1e-9)
 
 
-def test_paired_ratio_ci_hand_case():
-    # two replications: num (1, 3), den (2, 2); the resamples give mean ratios 1/2, 2/2 or 3/2 with
-    # probabilities 1/4, 1/2, 1/4, so the 95% percentile interval is [0.5, 1.5] and the ratio 1
-    from stages.escort_belief.metrics import paired_ratio_ci
+def test_ratio_interval_is_scipy_bca_on_paired_replications():
+    """ratio_interval is stages.common.inference.bootstrap_interval with the ratio of means, paired:
+    the same interval as scipy.stats.bootstrap (BCa, paired=True) with the same generator."""
+    from scipy import stats
 
-    r = paired_ratio_ci([1.0, 3.0], [2.0, 2.0], 4000, 0.95, np.random.default_rng(0))
-    assert r["ratio"] == 1.0 and r["low"] == 0.5 and r["high"] == 1.5 and r["n"] == 2
+    from stages.escort_belief.metrics import ratio_interval, ratio_of_means
+
+    rng = np.random.default_rng(5)
+    den = rng.uniform(0.3, 1.0, 20)
+    num = 0.6 * den + rng.normal(0, 0.08, 20).clip(-0.25, 0.25)
+    r = ratio_interval(num, den, 0.95, 2000, seed=7)
+    want = stats.bootstrap((num, den), ratio_of_means, confidence_level=0.95, method="BCa", paired=True,
+                           vectorized=True, n_resamples=2000, random_state=np.random.default_rng(7))
+    assert r["ratio"] == pytest.approx(num.mean() / den.mean()) and r["n"] == 20 and r["n_boot"] == 2000
+    ci = want.confidence_interval
+    assert r["low"] == pytest.approx(ci.low) and r["high"] == pytest.approx(ci.high)
+    assert r["low"] < r["ratio"] < r["high"]
 
 
-def test_paired_ratio_ci_resamples_pairs_jointly():
-    # num = 0.4 x den on every replication: every paired resample has ratio 0.4 (an unpaired one would not)
-    from stages.escort_belief.metrics import paired_ratio_ci
+def test_ratio_interval_resamples_pairs_jointly():
+    # num = 0.4 x den on every replication: every paired resample has ratio 0.4 (an unpaired one would
+    # not), so the interval collapses onto the ratio
+    from stages.escort_belief.metrics import ratio_interval
 
     den = np.random.default_rng(3).uniform(0.2, 1.0, 25)
-    r = paired_ratio_ci(0.4 * den, den, 1000, 0.9, np.random.default_rng(1))
+    r = ratio_interval(0.4 * den, den, 0.9, 1000, seed=1)
     assert np.isclose(r["ratio"], 0.4) and np.isclose(r["low"], 0.4) and np.isclose(r["high"], 0.4)
 
 
-def test_paired_ratio_ci_bad_input():
-    from stages.escort_belief.metrics import paired_ratio_ci
+def test_ratio_interval_bad_input():
+    from stages.escort_belief.metrics import ratio_interval
 
-    rng = np.random.default_rng(0)
     with pytest.raises(ValueError, match="one length >= 2"):
-        paired_ratio_ci([1.0, 2.0], [1.0], 100, 0.95, rng)
+        ratio_interval([1.0, 2.0], [1.0], 0.95, 100, 0)
     with pytest.raises(ValueError, match="denominator's > 0"):
-        paired_ratio_ci([1.0, 2.0], [1.0, 0.0], 100, 0.95, rng)
+        ratio_interval([1.0, 2.0], [1.0, 0.0], 0.95, 100, 0)
     with pytest.raises(ValueError, match="0 < level < 1"):
-        paired_ratio_ci([1.0, 2.0], [1.0, 1.0], 100, 1.5, rng)
+        ratio_interval([1.0, 2.0], [1.0, 1.0], 1.5, 100, 0)
 
 
 def test_belief_context_ess_and_median_by_hand():
@@ -91,6 +101,6 @@ def test_belief_context_ess_and_median_by_hand():
     W[0, 0] = 1.0 / n
     W[1, 0, 2] = 1.0
     ex = np.array([[[[0.0], [1.0], [3.0]]], [[[0.0], [2.0], [6.0]]]])     # (reps, T, m, d)
-    out = belief_context({"d1/exact": ex}, {"d1/pf_w": W}, [1])
+    out = belief_context({"s7/d1/exact": ex}, {"s7/d1/pf_w": W}, [1], 7)
     assert np.isclose(out["pf_ess_final"]["d1"], (n + 1) / 2)
     assert np.isclose(out["exact_median_distance_final"]["d1"], (2.0 + 4.0) / 2)

@@ -185,3 +185,60 @@ def test_mixture_logp_is_the_normalised_density():
     want = np.log(sum(w[0, k] * mvn(m[0, k], P[0, k]).pdf(X[0]) for k in range(2)))
     logp, score = mixture.mixture_logp_score(X, w, m, P)
     assert np.allclose(logp[0], want) and np.array_equal(score, mixture.mixture_score(X, w, m, P))
+
+
+# --- the in-place kernels equal the plain formulas (the study's speed-ups change no figure) -----
+
+def test_sliced_direction_equals_the_full_partition_formula():
+    """The bandwidth from the pairs i < j (entry (k - n) // 2) is the full n x n matrix's entry
+    k = n^2 // 2 + n // 2, and the kernel written in place is exp(-D2 / h): bit for bit."""
+    rng = np.random.default_rng(6)
+    for n in (2, 3, 7, 10):
+        X, S = rng.standard_normal((3, n, 4)), rng.standard_normal((3, n, 4))
+        V = stein.correlation_directions(X)
+        Z, G = X @ V, S @ V
+        want = np.empty_like(Z)
+        k = n * n // 2 + n // 2
+        for r in range(4):
+            z = Z[:, :, r]
+            D2 = (z[:, :, None] - z[:, None, :]) ** 2
+            h = (np.maximum(np.partition(D2.reshape(3, n * n), k, axis=1)[:, k], 1e-12) / np.log(n + 1.0))[:, None]
+            K = np.exp(-D2 / h[:, :, None])
+            repulse = (2.0 / h) * (z * K.sum(-1) - (K @ z[:, :, None])[:, :, 0])
+            want[:, :, r] = ((K @ G[:, :, r:r + 1])[:, :, 0] + repulse) / n
+        assert np.array_equal(stein.sliced_direction(X, S, V), want @ V.transpose(0, 2, 1)), n
+
+
+def test_sq_dists_and_svgd_kernel_equal_the_plain_formulas():
+    rng = np.random.default_rng(7)
+    X = rng.standard_normal((2, 9, 3))
+    sq = (X * X).sum(-1)
+    plain = np.maximum(sq[:, :, None] + sq[:, None, :] - 2.0 * X @ X.transpose(0, 2, 1), 0.0)
+    D2 = stein.sq_dists(X)
+    assert np.array_equal(D2, plain)
+    iu = np.triu_indices(9, 1)
+    assert np.array_equal(stein.upper_pairs(D2), D2[:, iu[0], iu[1]])
+    h = stein.median_bandwidth(D2)[:, None, None]
+    assert np.array_equal(stein.rbf_in_place(D2.copy(), h), np.exp(-D2 / h))
+
+
+def test_predictive_score_equals_the_broadcast_formula():
+    from stages.escort_belief.lightdark import predictive_score
+
+    rng = np.random.default_rng(8)
+    X, C, tau2 = rng.standard_normal((4, 6, 2)), rng.standard_normal((4, 6, 2)), rng.uniform(0.1, 1, (4, 2))
+    D2 = ((X[:, :, None, :] - C[:, None, :, :]) ** 2 / tau2[:, None, None, :]).sum(-1)
+    L = -0.5 * D2
+    L -= L.max(-1, keepdims=True)
+    R = np.exp(L)
+    R /= R.sum(-1, keepdims=True)
+    assert np.array_equal(predictive_score(X, C, tau2), (R @ C - X) / tau2[:, None, :])
+
+
+def test_precomputed_precision_gives_the_same_score():
+    rng = np.random.default_rng(9)
+    A = rng.standard_normal((2, 3, 4, 4))
+    P = A @ A.transpose(0, 1, 3, 2) + np.eye(4)
+    w, m, X = np.full((2, 3), 1 / 3), rng.standard_normal((2, 3, 4)), rng.standard_normal((2, 5, 4))
+    a, b = mixture.mixture_logp_score(X, w, m, P), mixture.mixture_logp_score(X, w, m, P, mixture.precision(P))
+    assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
