@@ -50,12 +50,16 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
 
-VerdictSeed = Annotated[int, Field(ge=0, lt=1000)]   # calibration seeds are >= 1000 (VERDICTS.md)
+VerdictSeed = Annotated[int, Field(ge=0)]
+CALIBRATION_FROM = 1000     # calibration seeds are >= 1000 (VERDICTS.md), verdict seeds below
+CALIBRATION_ENV = "CLAIMBENCH_CALIBRATION"
 
 
 class VerdictSeeds(Strict):
     """The verdict seeds of each profile: every stage that draws anything runs each of them, and
-    the ledger judges every claim over them (../shared/VERDICTS.md, section 1)."""
+    the ledger judges every claim over them (../shared/VERDICTS.md, section 1). A seed >= 1000 is
+    a calibration seed: refused here unless ``CLAIMBENCH_CALIBRATION=1`` (a scratch copy of the
+    pipeline run on calibration seeds to choose a design or time a profile)."""
 
     smoke: list[VerdictSeed] = Field(min_length=1)
     default: list[VerdictSeed] = Field(min_length=1)
@@ -63,10 +67,16 @@ class VerdictSeeds(Strict):
 
     @model_validator(mode="after")
     def _unique(self) -> "VerdictSeeds":
+        calibrating = os.environ.get(CALIBRATION_ENV) == "1"
         for prof in PROFILES:
             seeds = getattr(self, prof)
             if len(set(seeds)) != len(seeds):
                 raise ValueError(f"{prof}: a seed is listed twice in {seeds}")
+            high = [s for s in seeds if s >= CALIBRATION_FROM]
+            if high and not calibrating:
+                raise ValueError(f"{prof}: {high[0]} is a calibration seed (>= {CALIBRATION_FROM}); verdict "
+                                 f"seeds are 0-{CALIBRATION_FROM - 1} (to run calibration seeds in a scratch "
+                                 f"copy, set {CALIBRATION_ENV}=1)")
         return self
 
 

@@ -156,7 +156,7 @@ def test_bad_verdict_seeds_and_missing_common(params_copy):
     an empty list, the old single `seed`: each named; no common section: a ParamsError naming it."""
     seeds = params_copy["common"]["seeds"]
     for bad, message in ((-1, r"common\.seeds\.default\[1\] = -1.*>= 0"),
-                         (1000, r"common\.seeds\.default\[1\] = 1000.*< 1000")):
+                         (1000, r"default: 1000 is a calibration seed \(>= 1000\).*CLAIMBENCH_CALIBRATION=1")):
         seeds["default"] = [0, bad]
         with pytest.raises(ParamsError, match=message):
             load_common(params_copy)
@@ -172,6 +172,15 @@ def test_bad_verdict_seeds_and_missing_common(params_copy):
         load_common(params_copy)
     del params_copy["common"]
     with pytest.raises(ParamsError, match="common"):
+        load_common(params_copy)
+
+
+def test_calibration_seeds_only_when_asked(params_copy, monkeypatch):
+    params_copy["common"]["seeds"]["default"] = [1000, 1001]
+    monkeypatch.setenv("CLAIMBENCH_CALIBRATION", "1")
+    assert load_common(params_copy).seeds.default == [1000, 1001]
+    monkeypatch.delenv("CLAIMBENCH_CALIBRATION")
+    with pytest.raises(ParamsError, match="calibration seed"):
         load_common(params_copy)
 
 
