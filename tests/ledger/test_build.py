@@ -43,3 +43,22 @@ def test_the_committed_readme_holds_the_table_of_the_committed_ledger():
     assert text.split(START, 1)[1].split(END, 1)[0] == "\n" + studies_table(rows)
     for study in sorted({r["study"] for r in rows}):
         assert (REPO / "stages" / study / "README.md").is_file(), study
+
+
+def test_no_claim_ignores_its_seed_unless_it_says_so():
+    """VERDICTS.md section 2: a claim of contract v2 that shows the same value on every verdict
+    seed must declare `deterministic: true` (an every_seed property may be constant: zero
+    violations on every seed); a stage that ignores its seed would otherwise look certain."""
+    rows = json.loads((REPO / "reports/claims.json").read_text())
+    constant = [f"{r['study']}/{r['id']}" for r in rows if r.get("contract") == 2 and r.get("constant")]
+    assert constant == [], f"the same value on every seed, not declared deterministic: {constant}"
+
+
+def test_a_seed_ignoring_claim_is_flagged():
+    from stages.common.claims import ClaimsFileV2, evaluate
+
+    cf = ClaimsFileV2.model_validate({"study": "s", "paper": "P", "metrics": "m.json", "contract": 2, "claims": [
+        dict(id="c", statement="s", paper="p", where="w", metric="x", op=">", threshold=0.0, level="should",
+             fidelity="faithful", registered="2026-12-06")]})
+    (row,) = evaluate(cf, {"per_seed": {"0": {"x": 1.0}, "1": {"x": 1.0}}}, [0, 1])
+    assert row["constant"] is True
