@@ -22,7 +22,9 @@ def main() -> None:
     args = sys.argv[1:]
     seed = int(args[0]) if args and args[0].isdigit() else 0
     sign = -1.0 if "--broken" in args else 1.0
-    raw = {"common": {"profile": "default", "seed": seed, "device": "cpu"}, **json.load(open("stages/mpo/params.json"))}
+    common = {"profile": "default", "seeds": {"smoke": [0, 1], "default": [0, 1, 2, 3, 4], "paper": list(range(10))},
+              "device": "cpu"}          # validated only; this script draws from `seed` itself
+    raw = {"common": common, **json.load(open("stages/mpo/params.json"))}
     for kv in [a for a in args if "=" in a]:
         k, v = kv.split("=")
         step, key = k.split(".")
