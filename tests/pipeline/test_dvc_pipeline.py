@@ -40,7 +40,7 @@ def test_dvc_repro_smoke(smoke_built, built_copy):
     assert "| zipf_bigram |" in (repo_copy / "reports/claims.md").read_text()
     page = (repo_copy / "reports/index.html").read_text()
     assert "data:image" not in page and "http" not in page.split("<body>")[1]       # plots are files beside it
-    assert "loading='lazy'" in page and list((repo_copy / "reports/ledger/thumbs/zipf_bigram").glob("*.webp"))
+    assert 'loading="lazy"' in page and list((repo_copy / "reports/ledger/thumbs/zipf_bigram").glob("*.webp"))
 
     # a second repro is a no-op (in a copy of the built repo too), and fast
     t0 = time.perf_counter()
