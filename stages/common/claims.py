@@ -237,15 +237,16 @@ def per_seed_values(metrics: dict[str, Any], key: str, seeds: list[int],
     return values
 
 
-def _arm(metrics: dict, c: ClaimV2, metric: str, seeds: list[int]) -> tuple[list, list | None]:
-    """(judged per-seed figures, raw per-seed values of the arm) for ``metric`` as the A arm."""
+def _arm(metrics: dict, c: ClaimV2, metric: str, seeds: list[int]) -> tuple[list, list, list | None]:
+    """(judged per-seed figures, the arm's per-seed values, the baseline's or None) for ``metric``
+    as the A arm."""
     a = per_seed_values(metrics, metric, seeds, c.deterministic)
     if not c.baseline:
-        return a, a
+        return a, a, None
     b = per_seed_values(metrics, c.baseline, seeds, c.deterministic)
     if len(a) != len(b):
-        return [None], a
-    return [None if x is None or y is None else x - y for x, y in zip(a, b)], a
+        return [None], a, b
+    return [None if x is None or y is None else x - y for x, y in zip(a, b)], a, b
 
 
 def _judged(values: list, c: ClaimV2, seeds: list[int]) -> dict[str, Any]:
@@ -268,13 +269,12 @@ def _evaluate_v2(cf: ClaimsFileV2, c: ClaimV2, metrics: dict[str, Any],
         return {**row, **_retired_fields(c)}
     if seeds is None:
         seeds = sorted(int(s) for s in (metrics.get("per_seed") or {}))
-    values, a = _arm(metrics, c, c.metric, seeds)
+    values, a, b = _arm(metrics, c, c.metric, seeds)
     own = _judged(values, c, seeds)
     row.update(own, seeds=list(seeds), measured=own["mean"])
-    if c.baseline and own["verdict"] != "not run":
+    if b is not None and own["verdict"] != "not run":
         from .inference import paired_effect
 
-        b = per_seed_values(metrics, c.baseline, seeds, c.deterministic)
         row["effect"] = paired_effect(a, b)
     row["constant"] = bool(own["n"] >= 2 and own["sd"] == 0.0 and not c.deterministic
                            and c.rule != "every_seed")
