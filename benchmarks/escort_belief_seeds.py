@@ -1,7 +1,7 @@
 """escort_belief: the verdict seeds in batches against one seed after another, on calibration seeds.
 
     OMP_NUM_THREADS=1 python benchmarks/escort_belief_seeds.py [--seeds 1000,1001,1002,1003,1004]
-        [--profile default] [--today-reps-dmax 30] [--today-episodes 64] [--skip-today]
+        [--profile default] [--today-reps-dmax 30] [--today-episodes 64] [--skip-today] [--matrix 2]
 
 The train stage runs the seeds' replications (and light-dark episodes) as the rows of batches, each
 row drawing from its own seed's generator (stages/escort_belief/batch.py); how many whole seeds
@@ -22,10 +22,19 @@ process; wall beside):
 and the evaluate stage's scoring for the seeds and for the one seed as today (it runs seed by
 seed either way). It prints the timings, the ratios and the seeds' ESCORT/PF ratios. Calibration
 seeds only (>= 1000): the verdict seeds are never run here (../shared/VERDICTS.md).
+
+``--matrix N`` times instead the train stage's compute as separate processes (each one thread,
+each paying its start and imports, as a stage does), in wall seconds: all seeds in one process
+(the stage before it became a matrix stage), the seeds in N shards side by side (the matrix stage
+``escort_belief-train@0..N-1`` as the Prefect flow runs it), the same shards one after another
+(as ``dvc repro`` runs them), and one process per seed one after another (the reference: the
+seeds one after another); it checks that every seed's particles and light-dark figures are the
+same bit for bit in all four.
 """
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -93,6 +102,84 @@ def same(a: dict, b: dict) -> bool:
     return a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
 
 
+def digest(parts: dict, ld: dict, seeds) -> dict:
+    """{seed: sha256 of its particles and light-dark figures}: compares runs in other processes."""
+    import hashlib
+    import json
+
+    out = {}
+    for s in seeds:
+        h = hashlib.sha256()
+        for k in sorted(parts[s]):
+            h.update(repr(k).encode())
+            h.update(parts[s][k].tobytes())
+        h.update(json.dumps(ld[s], sort_keys=True).encode())
+        out[str(s)] = h.hexdigest()
+    return out
+
+
+def worker(a) -> None:
+    """One shard's train compute in this process; prints its digests as JSON on the last line."""
+    import json
+
+    from stages.common.params import load_study
+    from stages.escort_belief.params import EscortBeliefParams
+
+    seeds = [int(s) for s in a.seeds.split(",")]
+    _, p = load_study("escort_belief", EscortBeliefParams, profile=a.profile)
+    arr = problems(p.prepare, seeds)                   # the prepare stage's output: not timed
+    parts, ld = train(arr, p.prepare, p.train, seeds)
+    print(json.dumps(digest(parts, ld, seeds)), flush=True)
+
+
+def run_workers(shards: list[list[int]], profile: str, parallel: bool) -> tuple[float, dict]:
+    """Wall seconds of one worker process per shard (all at once, or one after another), and the
+    seeds' digests."""
+    import json
+    import os
+    import subprocess
+
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+    cmds = [[sys.executable, __file__, "--worker", "--profile", profile, "--seeds", ",".join(map(str, sh))]
+            for sh in shards if sh]
+    t0 = time.perf_counter()
+    if parallel:
+        procs = [subprocess.Popen(c, env=env, stdout=subprocess.PIPE, text=True, cwd=REPO) for c in cmds]
+        outs = [p.communicate()[0] for p in procs]
+        codes = [p.returncode for p in procs]
+    else:
+        done = [subprocess.run(c, env=env, stdout=subprocess.PIPE, text=True, cwd=REPO) for c in cmds]
+        outs, codes = [d.stdout for d in done], [d.returncode for d in done]
+    wall = time.perf_counter() - t0
+    if any(codes):
+        raise SystemExit(f"a worker failed (exit codes {codes})")
+    found = {}
+    for o in outs:
+        found.update(json.loads(o.strip().splitlines()[-1]))
+    return wall, found
+
+
+def matrix(seeds: list[int], n: int, profile: str) -> None:
+    shards = [seeds[i::n] for i in range(n)]
+    print(f"profile {profile}: the train stage's compute for seeds {seeds} in separate one-thread processes "
+          f"(wall seconds; {os.cpu_count()} cores here)", flush=True)
+    runs = {}
+    for label, groups, parallel in (
+            ("one process, all seeds batched", [seeds], False),
+            (f"{n} shards side by side (the matrix stage in the Prefect flow)", shards, True),
+            (f"{n} shards one after another (the matrix stage in dvc repro)", shards, False),
+            ("one process per seed, one after another (reference)", [[s] for s in seeds], False)):
+        runs[label] = run_workers(groups, profile, parallel)
+        print(f"  {label}: {runs[label][0]:.1f} s", flush=True)
+    ref_label = list(runs)[-1]
+    ref_wall, ref_digest = runs[ref_label]
+    identical = all(d == ref_digest for _, d in runs.values())
+    for label, (wall, _) in runs.items():
+        print(f"  {label} / reference: {wall / ref_wall:.2f}", flush=True)
+    print(f"every seed's particles and light-dark figures {'are' if identical else 'are NOT'} the same in all "
+          f"four, bit for bit", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seeds", default="1000,1001,1002,1003,1004", help="calibration seeds (>= 1000)")
@@ -100,10 +187,18 @@ def main() -> None:
     ap.add_argument("--today-reps-dmax", type=int, default=30, help="replications at the largest d when one seed ran")
     ap.add_argument("--today-episodes", type=int, default=64, help="light-dark episodes when one seed ran")
     ap.add_argument("--skip-today", action="store_true", help="leave out the one-seed reference")
+    ap.add_argument("--matrix", type=int, metavar="N", help="time N shards as processes (see above) instead")
+    ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
     seeds = [int(s) for s in a.seeds.split(",")]
     if min(seeds) < 1000:
         ap.error(f"--seeds {a.seeds}: calibration seeds are >= 1000; the verdict seeds are never run here")
+    if a.worker:
+        return worker(a)
+    if a.matrix:
+        if a.matrix < 1:
+            ap.error("--matrix needs at least one shard")
+        return matrix(seeds, a.matrix, a.profile)
 
     from stages.common.params import load_study
     from stages.escort_belief.batch import CACHE_BYTES

@@ -130,6 +130,7 @@ def _cmd_deps(args: argparse.Namespace) -> int:
         return 2
     texts: dict[str, str] = {}
     bad = 0
+    written: set[tuple[str, str]] = set()
     for name in args.stages or list(stages):
         s = stages[name]
         module = stage_module(s.cmd)
@@ -137,10 +138,12 @@ def _cmd_deps(args: argparse.Namespace) -> int:
             continue
         runs = s.meta.get("runs", [])
         if args.write:
+            key = s.group or name            # a matrix stage's members share one entry in dvc.yaml
             new = planned_deps(root, s.deps, module, runs)
-            if new != s.deps:
-                texts[s.file] = rewrite_deps(texts.get(s.file) or (root / s.file).read_text(), name, new)
-                print(f"{name}: deps rewritten in {s.file} ({len(new)})")
+            if new != s.deps and (s.file, key) not in written:
+                written.add((s.file, key))
+                texts[s.file] = rewrite_deps(texts.get(s.file) or (root / s.file).read_text(), key, new)
+                print(f"{key}: deps rewritten in {s.file} ({len(new)})")
             continue
         missing, infra, stale = check_stage(root, s.deps, module, runs)
         status = "ok" if not (missing or infra or stale) else "NEEDS EDIT"

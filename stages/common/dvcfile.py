@@ -13,9 +13,16 @@ a stage in a study's file as ``stages/<study>/dvc.yaml:<name>`` (:attr:`Stage.ad
 Parsing is plain YAML plus DVC's ``${...}`` interpolation from params.yaml, so stages,
 the ledger and the Prefect flow can read the DAG without importing DVC (which holds the
 repository lock while it runs).
+
+A ``matrix:`` stage is expanded as DVC expands it (:func:`expand_matrix`): one stage per
+combination of the matrix's values, named ``<name>@<values joined by '-'>``, with ``${item.<key>}``
+interpolated. The pipeline uses it to split a study's verdict seeds into shards
+(``matrix: {shard: [0, 1]}``; stages/common/seeds.py ``shard_seeds``): the shards are separate
+processes that the Prefect flow runs side by side.
 """
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,13 +43,37 @@ def _lookup(params: dict[str, Any], dotted: str) -> Any:
 
 
 def interpolate(value: Any, params: dict[str, Any]) -> Any:
+    """DVC's interpolation: ``${a.b}`` inside a string is replaced by the value's text; a string
+    that is one ``${a.b}`` and nothing else becomes the value itself (a list for ``matrix:``)."""
     if isinstance(value, str):
+        whole = _INTERP.fullmatch(value)
+        if whole:
+            return _lookup(params, whole.group(1))
         return _INTERP.sub(lambda m: str(_lookup(params, m.group(1))), value)
     if isinstance(value, list):
         return [interpolate(v, params) for v in value]
     if isinstance(value, dict):
         return {interpolate(k, params): interpolate(v, params) for k, v in value.items()}
     return value
+
+
+def expand_matrix(name: str, matrix: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """The stages DVC generates from ``matrix:``, in its order: ``(name@suffix, item)`` for every
+    combination of the keys' values (the first key varies slowest). A scalar value names itself in
+    the suffix; a list or dict value is named by its key and index (``key0``), as in DVC."""
+    if not isinstance(matrix, dict) or not matrix:
+        raise ValueError(f"stage {name!r}: `matrix:` must map each key to a list of values")
+    for key, values in matrix.items():
+        if not isinstance(values, list) or not values:
+            raise ValueError(f"stage {name!r}: matrix key {key!r} must be a non-empty list, got {values!r}")
+    out = []
+    keys = list(matrix)
+    for combo in itertools.product(*(list(enumerate(matrix[k])) for k in keys)):
+        parts = [f"{k}{i}" if isinstance(v, (list, dict)) else
+                 (str(v).lower() if isinstance(v, bool) else str(v))
+                 for k, (i, v) in zip(keys, combo)]
+        out.append((f"{name}@{'-'.join(parts)}", {k: v for k, (_, v) in zip(keys, combo)}))
+    return out
 
 
 def _paths(entries: list[Any] | None) -> list[str]:
@@ -64,6 +95,8 @@ class Stage:
     gpu: bool = False        # `meta: {gpu: true}` in dvc.yaml
     meta: dict[str, Any] = field(default_factory=dict)
     file: str = "dvc.yaml"   # the dvc.yaml that defines it, relative to the root
+    group: str | None = None  # a matrix stage's key in dvc.yaml (its name without ``@...``)
+    item: dict[str, Any] = field(default_factory=dict)   # a matrix stage's ``${item}``
 
     @property
     def address(self) -> str:
@@ -85,31 +118,40 @@ def load_stages(root: Path | None = None) -> dict[str, Stage]:
     for path in pipeline_files(root):
         raw = load_yaml(path) or {}
         rel = path.relative_to(root).as_posix()
-        for name, spec in (raw.get("stages") or {}).items():
-            if name in stages:
-                raise ValueError(f"stage {name!r} is defined in {stages[name].file} and in {rel}")
-            wdir = (path.parent / spec.get("wdir", ".")).resolve()
+        for key, template in (raw.get("stages") or {}).items():
+            wdir = (path.parent / template.get("wdir", ".")).resolve()
             if wdir != root.resolve():
-                raise ValueError(f"{rel}: stage {name!r} must run from the repository root "
+                raise ValueError(f"{rel}: stage {key!r} must run from the repository root "
                                  f"(wdir: {Path(*['..'] * (len(path.parent.relative_to(root).parts)))})")
-            spec = interpolate(spec, params)
-            metrics = _paths(spec.get("metrics"))
-            plots = [p for p in _paths(spec.get("plots"))]
-            outs = _paths(spec.get("outs"))
-            params_keys: list[str] = []
-            for p in spec.get("params") or []:      # `key`, or `{file: [key, ...]}` for another file
-                if isinstance(p, dict):
-                    params_keys.extend(f"{f}:{k}" for f, keys in p.items() for k in (keys or []))
-                else:
-                    params_keys.append(str(p))
-            cmd = spec["cmd"] if isinstance(spec["cmd"], str) else " && ".join(spec["cmd"])
-            meta = spec.get("meta") or {}
-            stages[name] = Stage(name=name, cmd=cmd, deps=_paths(spec.get("deps")),
-                                 outs=outs + [m for m in metrics if m not in outs] +
-                                 [p for p in plots if p not in outs],
-                                 metrics=metrics, plots=plots, params=params_keys,
-                                 gpu=bool(meta.get("gpu", False)), meta=meta, file=rel)
+            if "foreach" in template:
+                raise ValueError(f"{rel}: stage {key!r} uses `foreach:`; the pipeline reads `matrix:` only")
+            members = ([(key, None)] if "matrix" not in template else
+                       expand_matrix(key, interpolate(template["matrix"], params)))
+            for name, item in members:
+                if name in stages:
+                    raise ValueError(f"stage {name!r} is defined in {stages[name].file} and in {rel}")
+                spec = {k: v for k, v in template.items() if k != "matrix"}
+                spec = interpolate(spec, {**params, "item": item} if item is not None else params)
+                stages[name] = _stage(name, spec, rel, key if item is not None else None, item or {})
     return stages
+
+
+def _stage(name: str, spec: dict[str, Any], rel: str, group: str | None, item: dict[str, Any]) -> Stage:
+    metrics = _paths(spec.get("metrics"))
+    plots = _paths(spec.get("plots"))
+    outs = _paths(spec.get("outs"))
+    params_keys: list[str] = []
+    for p in spec.get("params") or []:      # `key`, or `{file: [key, ...]}` for another file
+        if isinstance(p, dict):
+            params_keys.extend(f"{f}:{k}" for f, keys in p.items() for k in (keys or []))
+        else:
+            params_keys.append(str(p))
+    cmd = spec["cmd"] if isinstance(spec["cmd"], str) else " && ".join(spec["cmd"])
+    meta = spec.get("meta") or {}
+    return Stage(name=name, cmd=cmd, deps=_paths(spec.get("deps")),
+                 outs=outs + [m for m in metrics if m not in outs] + [p for p in plots if p not in outs],
+                 metrics=metrics, plots=plots, params=params_keys,
+                 gpu=bool(meta.get("gpu", False)), meta=meta, file=rel, group=group, item=item)
 
 
 def load_lock(root: Path | None = None) -> dict[str, Any]:

@@ -12,7 +12,15 @@ runs once, outside the seed loop. Three ways, cheapest first where they fit:
 * **one process, one seed after another**: :func:`run_seeds` seeds every random source for each
   seed, calls the study's function, prints progress, and returns ``{seed: result}``; the
   process start and the imports are paid once.
-* **one stage per seed**: DVC ``matrix`` stages, for a study where one seed is expensive.
+* **seeds in shards**: for a study where one seed is expensive, a DVC ``matrix`` stage splits
+  the seeds into shards (``matrix: {shard: [0, 1]}``, ``cmd: python -m ... --shard ${item.shard}``):
+  DVC makes one stage per shard (``<study>-train@0``, ``@1``), the stage wrapper hands shard i of n
+  the seeds ``seeds[i::n]`` (``ctx.seeds``), and the Prefect flow runs the shards side by
+  side (``dvc repro`` runs them one after another). A later stage depends on the shards' common
+  parent folder and checks it found every seed once (:func:`gather_shards`). A seed's figures are
+  the same in any shard (its draws come from its own generators). The shard count is fixed in
+  dvc.yaml (DVC cannot interpolate ``common.seeds`` of the profile there); a shard past the
+  profile's seeds gets none and writes an empty result.
 
 :func:`per_seed_metrics` lays the results out as the ledger reads them: ``per_seed`` with each
 seed's metrics (keys as strings), beside the aggregates (the mean over seeds of every number,
@@ -26,6 +34,26 @@ from typing import Any, Callable, Iterable, Sequence, TypeVar
 from .seeding import seed_everything
 
 R = TypeVar("R")
+
+
+def gather_shards(found: dict[str, Iterable[int]], seeds: Sequence[int]) -> None:
+    """Check that the shards' outputs (``{shard name: seeds it holds}``) hold every verdict seed
+    exactly once and no other; raise a ValueError naming what is missing or extra (outputs of
+    another profile, a shard that did not run)."""
+    seen: dict[int, str] = {}
+    for name, held in found.items():
+        for s in held:
+            if s in seen:
+                raise ValueError(f"seed {s} is in two shards' outputs: {seen[s]} and {name}")
+            seen[s] = name
+    missing = [s for s in seeds if s not in seen]
+    extra = sorted(s for s in seen if s not in set(seeds))
+    if missing or extra:
+        raise ValueError("the shards' outputs do not hold the profile's verdict seeds "
+                         f"{list(seeds)}: " + "; ".join(
+                             ([f"missing {missing}"] if missing else []) +
+                             ([f"extra {extra} (from {sorted({seen[s] for s in extra})})"] if extra else []))
+                         + "; run `dvc repro` for the stage that makes them")
 
 
 def rng(seed: int, *stream: int):

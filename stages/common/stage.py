@@ -59,6 +59,8 @@ class StageContext:
     params: BaseModel
     root: Path
     run: object  # tracking.StageRun, or tracking.NullRun when tracking is off
+    shard: tuple[int, int] | None = None   # (index, count) in a matrix stage over seed shards
+
 
     @property
     def seed(self) -> int:
@@ -68,11 +70,27 @@ class StageContext:
     @property
     def seeds(self) -> list[int]:
         """The profile's verdict seeds: a stage that draws anything runs every one of them and
-        writes its figures per seed (``per_seed`` in its metrics file; see stages/common/seeds.py)."""
-        return self.common.verdict_seeds
+        writes its figures per seed (``per_seed`` in its metrics file; see stages/common/seeds.py).
+        In shard i of n of a matrix stage (``--shard i``), its share: every n-th seed from
+        position i (stages/common/seeds.py, "seeds in shards")."""
+        if self.shard is None:
+            return self.common.verdict_seeds
+        index, count = self.shard
+        return self.common.verdict_seeds[index::count]
 
     def path(self, rel: str) -> Path:
         return self.root / rel
+
+
+def shard_arg(argv: list[str]) -> int | None:
+    """The ``--shard N`` a matrix stage's cmd passes (``--shard ${item.shard}``), or None."""
+    if "--shard" not in argv:
+        return None
+    i = argv.index("--shard")
+    try:
+        return int(argv[i + 1])
+    except (IndexError, ValueError):
+        fail(f"--shard needs a shard number, got {argv[i + 1:i + 2] or 'nothing'}")
 
 
 def fail(message: str, code: int = 2) -> None:
@@ -239,7 +257,8 @@ def _set_sigterm(handler):
 @contextlib.contextmanager
 def stage(study: str, step: str, model: type[M], stage_name: str | None = None,
           track: bool = True) -> Iterator[StageContext]:
-    stage_name = stage_name or f"{study}-{step}"
+    shard = shard_arg(sys.argv[1:])
+    stage_name = stage_name or f"{study}-{step}" + ("" if shard is None else f"@{shard}")
     root = repo_root()
     keep_freed_memory()
     try:
@@ -251,7 +270,18 @@ def stage(study: str, step: str, model: type[M], stage_name: str | None = None,
     stages = load_stages(root)
     spec = stages.get(stage_name)
     if spec is None:
+        members = sorted(n for n, s in stages.items() if s.group == stage_name)
+        if members:
+            fail(f"{stage_name} is a matrix stage over seed shards: run one of {', '.join(members)} "
+                 f"(`dvc repro <name>`, or its cmd with `--shard N`)")
         fail(f"dvc.yaml has no stage {stage_name!r}")
+    shard_of = None
+    if shard is not None:
+        group = [s for s in stages.values() if spec.group and s.group == spec.group and s.file == spec.file]
+        if list(spec.item) != ["shard"] or sorted(s.item["shard"] for s in group) != list(range(len(group))):
+            fail(f"stage {stage_name}: --shard needs a matrix stage over `shard: [0, 1, ..., n-1]` "
+                 f"(dvc.yaml has {spec.group or stage_name} with matrix item {spec.item})")
+        shard_of = (shard, len(group))
     from .tracking import hash_deps
 
     t0 = time.perf_counter()
@@ -265,7 +295,8 @@ def stage(study: str, step: str, model: type[M], stage_name: str | None = None,
              "\n  ".join(problems))
     seed_everything(common.seed)
     run = None
-    print(f"[{stage_name}] profile={common.profile} verdict seeds={common.verdict_seeds}", flush=True)
+    print(f"[{stage_name}] profile={common.profile} verdict seeds={common.verdict_seeds}"
+          + ("" if shard_of is None else f", shard {shard_of[0]} of {shard_of[1]}"), flush=True)
     # SIGTERM -> SystemExit -> the run is FAILED; kept until the run is closed, so a SIGTERM
     # while the outs are being logged fails the run too instead of leaving it RUNNING
     previous = _set_sigterm(_raise_on_sigterm)
@@ -276,7 +307,7 @@ def stage(study: str, step: str, model: type[M], stage_name: str | None = None,
                            root, spec.deps, spec.outs, dep_hashes)
         from .tracking import NullRun
 
-        ctx = StageContext(study, step, stage_name, common, params, root, run or NullRun())
+        ctx = StageContext(study, step, stage_name, common, params, root, run or NullRun(), shard_of)
         setup_s = time.perf_counter() - t0          # checks, hashing deps, opening the run
         t_body = time.perf_counter()
         yield ctx

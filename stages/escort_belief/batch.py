@@ -52,9 +52,11 @@ class SeedRngs:
 
     @classmethod
     def of(cls, seeds: Sequence[int], counts: Sequence[int], *stream: int) -> "SeedRngs":
-        """``np.random.default_rng([seed, *stream])`` for each seed: a seed's named stream, as the
-        study drew it when it ran one seed."""
-        return cls([np.random.default_rng([s, *stream]) for s in seeds], counts)
+        """Each seed's named stream (:func:`stages.common.seeds.rng`), as the study drew it when it
+        ran one seed."""
+        from stages.common.seeds import rng
+
+        return cls([rng(s, *stream) for s in seeds], counts)
 
     @classmethod
     def single(cls, rng: np.random.Generator, rows: int) -> "SeedRngs":

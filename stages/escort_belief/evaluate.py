@@ -25,11 +25,13 @@ replication values, within-seed intervals) are kept in ``per_seed`` alone.
 """
 from __future__ import annotations
 
+import json
+
 from stages.common.stage import fail, stage
 
 from .params import EscortBeliefParams
 from .prepare import PROBLEMS
-from .train import LIGHTDARK, METHODS, MIXTURE_METHODS, PARTICLES
+from .train import LIGHTDARK, METHODS, MIXTURE_METHODS, PARTICLES, TRAIN_DIR
 
 METRICS = "reports/escort_belief/metrics.json"
 PLOT_DIM = "reports/escort_belief/accuracy_vs_dim.png"
@@ -317,9 +319,32 @@ def plot_lightdark(per_seed: dict, level: float, path) -> None:
     save_png(fig, path)
 
 
+def read_shards(train_dir, seeds) -> tuple[dict, dict]:
+    """The train stage's shards (``shard-<i>/`` in ``train_dir``) merged: every seed's particles
+    and light-dark episodes, after checking that the shards hold each verdict seed exactly once."""
+    import numpy as np
+
+    from stages.common.seeds import gather_shards
+
+    dirs = sorted(train_dir.glob("shard-*")) if train_dir.is_dir() else []
+    if not dirs:
+        raise ValueError("no shard-<i>/ folder: run `dvc repro stages/escort_belief/dvc.yaml:escort_belief-train`")
+    parts, ld, held = {}, {}, {}
+    for d in dirs:
+        if not (d / PARTICLES).exists() or not (d / LIGHTDARK).exists():
+            raise ValueError(f"{d.name} lacks {PARTICLES} or {LIGHTDARK}: run "
+                             "`dvc repro stages/escort_belief/dvc.yaml:escort_belief-train`")
+        with np.load(d / PARTICLES) as z:
+            parts.update({k: z[k] for k in z.files})
+        shard_ld = json.loads((d / LIGHTDARK).read_text())
+        ld.update(shard_ld)
+        held[d.name] = [int(s) for s in shard_ld]
+    gather_shards(held, seeds)
+    return parts, ld
+
+
 def main() -> None:
     with stage("escort_belief", "evaluate", EscortBeliefParams) as ctx:
-        import json
 
         import numpy as np
         from tqdm import tqdm
@@ -332,17 +357,17 @@ def main() -> None:
 
         limit_threads()
         ep, dims, seeds = ctx.params.evaluate, ctx.params.prepare.dims, ctx.seeds
-        for rel, step in ((PROBLEMS, "prepare"), (PARTICLES, "train"), (LIGHTDARK, "train")):
-            if not ctx.path(rel).exists():
-                fail(f"{rel} is missing: run `dvc repro stages/escort_belief/dvc.yaml:escort_belief-{step}` first")
+        if not ctx.path(PROBLEMS).exists():
+            fail(f"{PROBLEMS} is missing: run `dvc repro stages/escort_belief/dvc.yaml:escort_belief-prepare` first")
         with np.load(ctx.path(PROBLEMS)) as z:
             arr = {k: z[k] for k in z.files}
-        with np.load(ctx.path(PARTICLES)) as z:
-            parts = {k: z[k] for k in z.files}
-        ld = json.loads(ctx.path(LIGHTDARK).read_text())
-        missing = missing_keys(parts, seeds, dims, "pf") + [str(s) for s in seeds if str(s) not in ld]
+        try:
+            parts, ld = read_shards(ctx.path(TRAIN_DIR), seeds)
+        except ValueError as err:
+            fail(f"{TRAIN_DIR}: {err}")
+        missing = missing_keys(parts, seeds, dims, "pf")
         if missing:
-            fail(f"{PARTICLES} / {LIGHTDARK} lack {', '.join(missing[:4])}{' ...' if len(missing) > 4 else ''}: "
+            fail(f"{TRAIN_DIR} lacks {', '.join(missing[:4])}{' ...' if len(missing) > 4 else ''}: "
                  f"run `dvc repro stages/escort_belief/dvc.yaml:escort_belief-train`")
         results = {}
         with tqdm(total=len(seeds) * len(dims), desc="scoring seeds x dims", mininterval=2) as bar:

@@ -23,9 +23,14 @@ transition (F x + u + noise), then
   steps back, as its ParticleManager hands it; GSWD projections fitted once, at the first step,
   and kept), low-density resampling every 20 iterations; same exact-belief score as SVGD/ESCORT.
 
-Outputs: data/escort_belief/particles.npz (``s<seed>/d<d>/<method>`` particles (reps, steps, n, d),
-and ``s<seed>/d<d>/pf_w`` weights), data/escort_belief/lightdark.json (per seed, per method),
-reports/escort_belief/train.json (process seconds of the batch).
+The stage is a DVC matrix stage over seed shards (``escort_belief-train@0``, ``@1``; run as
+``python -m stages.escort_belief.train --shard N``): shard i of n runs the verdict seeds
+``seeds[i::n]`` (stages/common/seeds.py, "seeds in shards"), so the Prefect flow runs the two
+halves side by side; a seed's figures are the same in any shard.
+
+Outputs, per shard, in data/escort_belief/train/shard-<i>/: particles.npz
+(``s<seed>/d<d>/<method>`` particles (reps, steps, n, d), and ``s<seed>/d<d>/pf_w`` weights) and
+lightdark.json (per seed, per method); reports/escort_belief/train-<i>.json (process seconds).
 """
 from __future__ import annotations
 
@@ -36,9 +41,19 @@ from stages.common.stage import fail, stage
 from .params import EscortBeliefParams
 from .prepare import PROBLEMS
 
-PARTICLES = "data/escort_belief/particles.npz"
-LIGHTDARK = "data/escort_belief/lightdark.json"
-METRICS = "reports/escort_belief/train.json"
+TRAIN_DIR = "data/escort_belief/train"        # shard-<i>/ of every shard of the matrix stage
+PARTICLES = "particles.npz"                   # in a shard's folder
+LIGHTDARK = "lightdark.json"
+
+
+def shard_dir(index: int) -> str:
+    return f"{TRAIN_DIR}/shard-{index}"
+
+
+def metrics_file(index: int) -> str:
+    return f"reports/escort_belief/train-{index}.json"
+
+
 METHODS = ("pf", "svgd", "escort")                       # light-dark and mixture problems
 MIXTURE_METHODS = METHODS + ("escort_official",)         # mixture problems only (budget)
 RNG_INIT, RNG_METHOD = 11, 12
@@ -172,25 +187,27 @@ def main() -> None:
             fail(f"{PROBLEMS} is missing: run `dvc repro stages/escort_belief/dvc.yaml:escort_belief-prepare` first")
         with np.load(src) as z:
             arr = {k: z[k] for k in z.files}
+        index = ctx.shard[0] if ctx.shard else 0
+        out_dir = ctx.path(shard_dir(index))
         missing = missing_keys(arr, seeds, pp.dims, "y")
         if missing:
             fail(f"{PROBLEMS} has no problems for {', '.join(missing[:4])}{' ...' if len(missing) > 4 else ''}: run "
                  f"`dvc repro stages/escort_belief/dvc.yaml:escort_belief-prepare`")
         particles, timing = {}, {"mixture": {}, "lightdark": {}}
-        steps = sum(arr[key(seeds[0], d, "y")].shape[1] for d in pp.dims) * len(MIXTURE_METHODS)
+        steps = sum(arr[key(seeds[0], d, "y")].shape[1] for d in pp.dims) * len(MIXTURE_METHODS) if seeds else 0
         with tqdm(desc=f"mixture filtering steps (per batch of seeds; {len(seeds)} seeds, {steps} steps each)",
                   mininterval=2) as bar:
-            for d in pp.dims:
+            for d in pp.dims if seeds else ():
                 out, secs = run_mixture_seeds(arr, d, tp, seeds, bar)
                 for s in seeds:
                     for k, v in out[s].items():
                         particles[key(s, d, k)] = v
                 timing["mixture"][f"d{d}"] = secs
-        write_npz(ctx.path(PARTICLES), particles)
+        write_npz(out_dir / PARTICLES, particles)
         lp = tp.lightdark
         ld = {str(s): {} for s in seeds}
         with tqdm(desc="light-dark steps (per batch of seeds)", mininterval=2) as bar:
-            for method in METHODS:
+            for method in METHODS if seeds else ():
                 t0 = time.process_time()
                 cfg = None if method == "pf" else stein_config(lp.stein, tp.escort if method == "escort" else None)
                 res = run_episodes_seeds(method, lp, cfg, seeds, bar)
@@ -199,8 +216,8 @@ def main() -> None:
                     ld[str(s)][method] = lightdark_record(res[s])
                 print(f"  light-dark {method}: mean return per seed "
                       + ", ".join(f"{s}: {res[s]['returns'].mean():.2f}" for s in seeds), flush=True)
-        write_json(ctx.path(LIGHTDARK), ld)
-        write_json(ctx.path(METRICS), {"process_s": timing, "seeds": list(seeds), "particles": tp.particles,
+        write_json(out_dir / LIGHTDARK, ld)
+        write_json(ctx.path(metrics_file(index)), {"shard": list(ctx.shard or (0, 1)), "process_s": timing, "seeds": list(seeds), "particles": tp.particles,
                                        "stein_iters": tp.stein.iters, "lightdark_episodes": lp.episodes})
 
 

@@ -3,8 +3,8 @@ comparison, plots; reports/mnl_assortment/metrics.json is what claims.yaml reads
 
 * ``online.B<radius>.<method>.slope``: least-squares slope of log(mean cumulative regret over the
   seeds) on log t at ``fit_points`` log-spaced t in [fit_from T, T] (the algorithms are anytime, so
-  the cumulative regret at t is the regret of horizon t); the interval resamples the seeds and
-  refits. ``regret_T``: mean cumulative regret at T. ``ratio``: old / new regret at T, the seeds
+  the cumulative regret at t is the regret of horizon t); its interval (scipy's BCa bootstrap,
+  through stages/common/inference.py) resamples the seeds and refits. ``regret_T``: mean cumulative regret at T. ``ratio``: old / new regret at T, the seeds
   resampled in pairs (both methods met the same items and choice noise).
 * ``online.new_slope_max`` / ``old_slope_min`` / ``ratio_min``: the worst radius, what the claims
   read ("at every radius").
@@ -54,17 +54,40 @@ def boot_slopes(t, curves, idx):
     return np.where(ok, loglog_slopes(t, means), np.nan)
 
 
+def over_seeds(fn):
+    """A statistic of resampled seed indices for :func:`stages.common.inference.bootstrap_interval`
+    (scipy's bootstrap resamples ``arange(seeds)``; ``fn`` maps index rows (rows, k) to (rows,)):
+    resampling indices lets one statistic read several arrays of the same seeds, paired."""
+    import numpy as np
+
+    def stat(i, axis=-1):
+        i = np.moveaxis(np.asarray(i), axis, -1).astype(int)
+        return np.asarray(fn(i.reshape(-1, i.shape[-1]))).reshape(i.shape[:-1])
+
+    return stat
+
+
+def seed_interval(fn, seeds: int, ep, seed: int) -> list[float]:
+    """scipy's BCa interval (level ``ep.ci_level``, ``ep.n_boot`` resamples) of ``fn`` over the seeds."""
+    import numpy as np
+
+    from stages.common.inference import bootstrap_interval
+
+    return list(bootstrap_interval(np.arange(seeds), over_seeds(fn), confidence=ep.ci_level,
+                                   n_resamples=ep.n_boot, seed=seed))
+
+
 def online_metrics(res: dict, ep, rng) -> dict:
+    """Slopes, final regrets and their ratio per radius, with scipy's BCa intervals over the seeds
+    (every interval resamples the seeds; the ratio's resamples old and new together, paired)."""
     import numpy as np
 
     cum = np.cumsum(res["regret"], axis=1)                              # (runs, T)
     T = cum.shape[1]
     t = checkpoints(T, ep.fit_from, ep.fit_points)
-    a = (1 - ep.ci_level) / 2
     out = {"checkpoints": t.tolist(), "T": int(T)}
     radii = res["radii"]
     seeds = int(res["run_seed"].max()) + 1
-    idx = rng.integers(0, seeds, size=(ep.n_boot, seeds))               # shared by methods: paired
     for b, B in enumerate(radii):
         entry = {}
         for m, name in enumerate(("new", "old")):
@@ -72,22 +95,21 @@ def online_metrics(res: dict, ep, rng) -> dict:
             order = np.argsort(res["run_seed"][sel])
             curves = cum[sel][order][:, t - 1]                           # (seeds, len(t))
             slope, icpt = loglog_slope(t, curves.mean(0))
-            bs = boot_slopes(t, curves, idx)
             final = cum[sel][order][:, -1]
-            bfinal = final[idx].mean(1)
-            entry[name] = {"slope": slope, "intercept": icpt,
-                           "ci_low": float(np.nanquantile(bs, a)), "ci_high": float(np.nanquantile(bs, 1 - a)),
+            lo, hi = seed_interval(lambda i, c=curves: boot_slopes(t, c, i), seeds, ep, int(rng.integers(2**32)))
+            band = [seed_interval(lambda i, c=curves[:, j]: c[i].mean(1), seeds, ep, int(rng.integers(2**32)))
+                    for j in range(len(t))]
+            entry[name] = {"slope": slope, "intercept": icpt, "ci_low": lo, "ci_high": hi,
                            "regret_T": float(final.mean()),
-                           "regret_T_ci": np.quantile(bfinal, [a, 1 - a]).tolist(),
+                           "regret_T_ci": seed_interval(lambda i, f=final: f[i].mean(1), seeds, ep,
+                                                        int(rng.integers(2**32))),
                            "regret_T_per_seed": final.tolist(),
                            "mean_curve": curves.mean(0).tolist(),
-                           "curve_band": np.quantile(curves[idx].mean(1), [a, 1 - a], axis=0).tolist()}
+                           "curve_band": [[lo_ for lo_, _ in band], [hi_ for _, hi_ in band]]}
             entry[f"_final_{name}"] = final
         fn, fo = entry.pop("_final_new"), entry.pop("_final_old")
-        ratio = fo.mean() / fn.mean()
-        bratio = fo[idx].mean(1) / fn[idx].mean(1)
-        entry["ratio"] = float(ratio)
-        entry["ratio_ci"] = np.quantile(bratio, [a, 1 - a]).tolist()
+        entry["ratio"] = float(fo.mean() / fn.mean())
+        entry["ratio_ci"] = seed_interval(lambda i: fo[i].mean(1) / fn[i].mean(1), seeds, ep, int(rng.integers(2**32)))
         entry["kappa_inverse"] = float(1.0 / res["kappa"][res["run_radius"] == b][0])
         entry["coverage_new"] = float(res["in_new"][(res["run_method"] == 0) & (res["run_radius"] == b)].mean())
         out[radius_key(B)] = entry

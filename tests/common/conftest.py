@@ -126,8 +126,9 @@ def code_copy(tmp_path: Path, params: dict[str, object] | None = None) -> Path:
 
 
 def run_module(root: Path, module: str, env: dict, python_exe: str, timeout: int = 120):
-    """``python -m module`` in ``root``; the CompletedProcess (text output captured)."""
-    return subprocess.run([python_exe, "-m", module], cwd=root, env=env, capture_output=True,
+    """``python -m module`` in ``root`` (``module`` may carry arguments: ``"pkg.mod --shard 0"``);
+    the CompletedProcess (text output captured)."""
+    return subprocess.run([python_exe, "-m", *module.split()], cwd=root, env=env, capture_output=True,
                           text=True, timeout=timeout)
 
 

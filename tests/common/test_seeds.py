@@ -1,8 +1,9 @@
 """stages.common.seeds: per-seed streams, seeds one after another, a seed dimension (torch.func),
-and the per_seed layout of a metrics file."""
+the per_seed layout of a metrics file, and seeds in shards (a matrix stage)."""
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -10,6 +11,10 @@ import torch
 
 from stages.common.seeds import (call_stacked, per_seed_metrics, rng, run_seeds, stack_modules,
                                  torch_generator)
+
+from .conftest import python_exe, stage_env  # noqa: F401 - fixtures
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_streams_are_reproducible_and_independent():
@@ -83,3 +88,50 @@ def test_per_seed_metrics_layout():
         per_seed_metrics({0: {"a": 1}}, per_seed=1)
     with pytest.raises(ValueError, match="no seed ran"):
         per_seed_metrics({})
+
+
+# --------------------------------------------------------------------------------------
+# seeds in shards (a matrix stage)
+# --------------------------------------------------------------------------------------
+def _ctx(seeds, shard):
+    from stages.common.params import CommonParams
+    from stages.common.stage import StageContext
+
+    common = CommonParams(profile="default", device="cpu",
+                          seeds={"smoke": [0, 1], "default": seeds, "paper": list(range(10))})
+    return StageContext("s", "train", "s-train", common, None, Path("."), None, shard)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 7])
+def test_shards_share_out_every_seed_once_in_order(n):
+    seeds = [0, 1, 2, 3, 4]
+    parts = [_ctx(seeds, (i, n)).seeds for i in range(n)]
+    assert sorted(s for p in parts for s in p) == seeds
+    assert all(p == sorted(p) for p in parts)
+    assert max(map(len, parts)) - min(map(len, parts)) <= 1        # as even as it can be
+    assert _ctx(seeds, None).seeds == seeds
+
+
+def test_gather_shards_names_missing_duplicate_and_extra_seeds():
+    from stages.common.seeds import gather_shards
+
+    gather_shards({"shard-0": [0, 2, 4], "shard-1": [1, 3]}, [0, 1, 2, 3, 4])       # complete: no error
+    with pytest.raises(ValueError, match=r"missing \[1, 3\]"):
+        gather_shards({"shard-0": [0, 2, 4]}, [0, 1, 2, 3, 4])
+    with pytest.raises(ValueError, match="seed 2 is in two shards' outputs: shard-0 and shard-2"):
+        gather_shards({"shard-0": [0, 2], "shard-1": [1], "shard-2": [2]}, [0, 1, 2])
+    with pytest.raises(ValueError, match=r"extra \[7\] \(from \['shard-1'\]\)"):
+        gather_shards({"shard-0": [0], "shard-1": [1, 7]}, [0, 1])
+
+
+@pytest.mark.parametrize("args, message", [
+    ([], "escort_belief-train is a matrix stage over seed shards: run one of escort_belief-train@0, escort_belief-train@1"),
+    (["--shard", "5"], "dvc.yaml has no stage 'escort_belief-train@5'"),
+    (["--shard", "x"], "--shard needs a shard number, got ['x']")])
+def test_a_matrix_stage_refuses_a_missing_or_unknown_shard(args, message, stage_env, python_exe):
+    """Refused before any compute, exit 2, by name (the real escort_belief train stage)."""
+    import subprocess
+
+    res = subprocess.run([python_exe, "-m", "stages.escort_belief.train", *args], cwd=REPO, env=stage_env,
+                         capture_output=True, text=True, timeout=60)
+    assert res.returncode == 2 and message in res.stderr, res.stderr[-2000:]

@@ -48,7 +48,7 @@ def test_stage_exits_2_on_bad_param_before_compute(tmp_path, stage_env, python_e
 
 
 def test_train_without_data_exits_2_naming_the_stage(tmp_path, stage_env, python_exe):
-    stops_without_input(tmp_path, "stages.escort_belief.train", "dvc repro stages/escort_belief/dvc.yaml:escort_belief-prepare",
+    stops_without_input(tmp_path, "stages.escort_belief.train --shard 0", "dvc repro stages/escort_belief/dvc.yaml:escort_belief-prepare",
                         stage_env, python_exe)
 
 

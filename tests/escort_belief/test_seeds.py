@@ -191,3 +191,29 @@ def test_claims_read_every_seed_and_the_must_names_svgd_as_its_control():
         figs[s]["ratios"]["mmd"].update(escort_over_pf_dmax=0.3 + 0.01 * s, svgd_over_pf_dmax=0.31 + 0.01 * s)
     row = {r["id"]: r for r in evaluate(cf, seed_metrics(figs, dims=[20]), seeds)}["escort_beats_pf_high_dim"]
     assert row["control"]["verdict"] == "holds" and row["verdict"] == "not specific"
+
+
+def test_evaluate_merges_the_train_shards_and_refuses_a_stale_one(tmp_path):
+    """The matrix stage's shards (seeds 0, 2 and 1) read back as one set; a shard folder left by an
+    older shard count, holding a seed again, is refused by name."""
+    import json
+
+    from stages.common.io import write_json, write_npz
+    from stages.escort_belief.evaluate import read_shards
+
+    for i, seeds in ((0, [0, 2]), (1, [1])):
+        d = tmp_path / f"shard-{i}"
+        write_npz(d / "particles.npz", {f"s{s}/d2/pf": np.full((1, 2), s, float) for s in seeds})
+        write_json(d / "lightdark.json", {str(s): {"pf": {"returns": [s]}} for s in seeds})
+    parts, ld = read_shards(tmp_path, [0, 1, 2])
+    assert sorted(parts) == ["s0/d2/pf", "s1/d2/pf", "s2/d2/pf"] and parts["s2/d2/pf"][0, 0] == 2
+    assert sorted(ld) == ["0", "1", "2"]
+    with pytest.raises(ValueError, match=r"missing \[3\]"):
+        read_shards(tmp_path, [0, 1, 2, 3])
+    stale = tmp_path / "shard-2"
+    write_npz(stale / "particles.npz", {"s2/d2/pf": np.zeros((1, 2))})
+    (stale / "lightdark.json").write_text(json.dumps({"2": {}}))
+    with pytest.raises(ValueError, match="seed 2 is in two shards' outputs: shard-0 and shard-2"):
+        read_shards(tmp_path, [0, 1, 2])
+    with pytest.raises(ValueError, match="no shard-<i>/ folder"):
+        read_shards(tmp_path / "nothing", [0])
