@@ -7,7 +7,9 @@
 | ``claimbench-pipeline/nightly`` | ``claimbench`` (process) | 03:00 UTC daily | profile=default |
 | ``claimbench-pipeline/paper-gpu`` | ``claimbench-gpu`` (process) | Sat 04:00 UTC, off unless ``--gpu-schedule`` | profile=paper, gpu_only |
 
-Both run the flow in this checkout (the work pool's ``working_dir``): a worker on another
+Both run the flow from this checkout (the work pool's ``working_dir``); a profile other than the
+one params.yaml names runs in that profile's own workspace (``.claimbench/profiles/<profile>/``,
+flows/workspace.py), so a scheduled run never edits the checkout's files. A worker on another
 machine runs them in that machine's clone once ``claimbench deploy`` has been run there
 (see the README, "Running on GPU nodes"). Each deployment runs one flow run at a time
 (deployment concurrency limit 1, later runs wait), and the flow also takes a workspace

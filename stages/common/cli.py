@@ -97,18 +97,12 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 def _cmd_stages(args: argparse.Namespace) -> int:
     from .dvcfile import load_stages, upstream
 
+    from graphlib import TopologicalSorter
+
     stages = load_stages()
     edges = upstream(stages)
-    done: list[str] = []
-
-    def visit(n: str) -> None:           # upstream first: the order `dvc repro` may run them in
-        if n not in done:
-            for u in sorted(edges[n]):
-                visit(u)
-            done.append(n)
-
-    for n in sorted(stages):
-        visit(n)
+    # upstream first: an order `dvc repro` may run them in
+    done = TopologicalSorter({n: sorted(edges[n]) for n in sorted(stages)}).static_order()
     for name in done:
         s = stages[name]
         up = sorted(edges[name])

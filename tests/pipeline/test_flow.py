@@ -21,6 +21,8 @@ def test_flow_runs_stale_stages_and_leaves_dvc_clean(mini_copy):
     all_stages = set(load_stages(repo_copy))
     assert set(result["ran"]) == all_stages
     assert result["failed"] == []
+    # a stage's output reaches the flow's log line by line, each line named by its stage
+    assert "zipf_bigram-train | [zipf_bigram-train] profile=smoke" in proc.stdout + proc.stderr
     # DVC saw everything the flow ran: nothing stale, and `dvc repro` has nothing to do
     assert "are up to date" in sh(["dvc", "status"], repo_copy).stdout
     assert "Running stage" not in sh(["dvc", "repro"], repo_copy).stdout
@@ -50,3 +52,36 @@ def test_flow_runs_stale_stages_and_leaves_dvc_clean(mini_copy):
     # a second flow run finds nothing stale
     again = sh([__import__("sys").executable, "-m", "flows.pipeline"], repo_copy, timeout=600)
     assert json.loads(again.stdout[again.stdout.index("{"):])["ran"] == []
+
+
+def test_a_flow_on_another_profile_leaves_the_checkout_untouched(mini_copy):
+    """`--profile default` from a smoke checkout runs in .claimbench/profiles/default/: its own
+    dvc.lock, the checkout's MLflow store; the checkout's files (git status) stay as they were."""
+    import subprocess
+    import sys
+
+    root = mini_copy
+
+    def git_status() -> str:
+        return subprocess.run(["git", "status", "--porcelain"], cwd=root, capture_output=True, text=True,
+                              check=True).stdout
+
+    assert git_status() == ""
+    proc = sh([sys.executable, "-m", "flows.pipeline", "--profile", "default", "--retries", "0", "params"],
+              root, timeout=600)
+    result = json.loads(proc.stdout[proc.stdout.index("{"):])
+    ws = root / ".claimbench/profiles/default"
+    assert result["ran"] == ["params"] and result["workspace"] == str(ws)
+    assert git_status() == ""
+    assert "profile: smoke" in (root / "params.yaml").read_text()
+    assert "profile: default" in (ws / "params.yaml").read_text()
+    assert "params:" in (ws / "dvc.lock").read_text() and not (root / "dvc.lock").exists()
+    assert "params" not in sh(["dvc", "status", "--json", "params"], ws).stdout.replace('"params.yaml"', "")
+    assert (ws / ".dvc/config.local").read_text().count(str((root / ".dvc/cache").resolve())) == 1
+    from mlflow.tracking import MlflowClient
+
+    c = MlflowClient(tracking_uri=f"sqlite:///{root / 'mlruns.db'}")
+    assert c.get_run(result["parent_run_id"]).data.tags["profile"] == "default"
+    assert not (ws / "mlruns.db").exists()
+    again = sh([sys.executable, "-m", "flows.pipeline", "--profile", "default", "params"], root, timeout=600)
+    assert json.loads(again.stdout[again.stdout.index("{"):])["ran"] == [] and git_status() == ""

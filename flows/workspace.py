@@ -1,0 +1,125 @@
+"""Where a flow run works, so that choosing a profile never edits a tracked file.
+
+On the profile params.yaml names (``common.profile``), the flow runs in the checkout, as
+``dvc repro`` does. On another profile (``--profile paper`` from a checkout set to ``default``;
+a scheduled deployment's profile) it runs in a workspace of its own,
+``.claimbench/profiles/<profile>/`` (ignored by git):
+
+* the checkout's code and params (the files git lists, tracked or new), copied in before every
+  run, with ``common.profile`` set in that copy of params.yaml (ruamel round-trip: comments and
+  layout kept);
+* its own outputs and dvc.lock files (DVC's outs are never copied in or out), so each profile's
+  outputs stay up to date side by side and a second run on a profile runs only what changed;
+* the checkout's DVC cache (what one workspace made, another restores instead of computing) and
+  MLflow store (every run in one place, tagged with its profile).
+
+The checkout's ``git status`` is the same before and after. The workspace is a DVC repository
+without git (``core.no_scm``): it lies inside the checkout's git tree, where git ignores it.
+"""
+from __future__ import annotations
+
+import filecmp
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+WORKSPACES = Path(".claimbench/profiles")
+SYNCED = ".claimbench-synced"          # in a workspace: the files last copied from the checkout
+
+
+def active_profile(root: Path) -> str:
+    """The profile params.yaml names."""
+    from stages.common.params import read_params_file
+
+    return read_params_file(root / "params.yaml")["common"]["profile"]
+
+
+def set_profile(params: Path, profile: str) -> None:
+    """Set ``common.profile`` in a params.yaml, keeping its comments and layout (ruamel)."""
+    from ruamel.yaml import YAML
+
+    yaml = YAML()                      # round-trip
+    yaml.preserve_quotes = True
+    yaml.width = 4096
+    data = yaml.load(params.read_text())
+    if not isinstance(data, dict) or not isinstance(data.get("common"), dict) or "profile" not in data["common"]:
+        raise ValueError(f"{params}: no common.profile to set")
+    data["common"]["profile"] = profile
+    with params.open("w") as f:
+        yaml.dump(data, f)
+
+
+def _listed(root: Path) -> list[str]:
+    """The checkout's files as git sees them: tracked, and new ones it does not ignore."""
+    out = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=root,
+                         capture_output=True, text=True, check=True).stdout
+    return [f for f in out.split("\0") if f and (root / f).is_file()]
+
+
+def _outputs(root: Path) -> list[str]:
+    """What DVC makes in a workspace: every stage's outs and every dvc.lock."""
+    from stages.common.dvcfile import load_stages, pipeline_files
+
+    outs = [o.rstrip("/") for s in load_stages(root).values() for o in s.outs]
+    locks = [p.with_name("dvc.lock").relative_to(root).as_posix() for p in pipeline_files(root)]
+    return outs + locks
+
+
+def sync(root: Path, ws: Path) -> int:
+    """Copy the checkout's code and params into ``ws`` (not DVC's outputs or locks); remove what
+    an earlier sync copied that the checkout no longer has. Returns how many files changed."""
+    outputs = _outputs(root)
+
+    def is_output(f: str) -> bool:
+        return any(f == o or f.startswith(o + "/") for o in outputs)
+
+    files = [f for f in _listed(root) if not is_output(f)]
+    ws.mkdir(parents=True, exist_ok=True)
+    changed = 0
+    for f in files:
+        src, dst = root / f, ws / f
+        if dst.is_file() and filecmp.cmp(src, dst, shallow=True):
+            continue
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(src, dst)
+        changed += 1
+    manifest = ws / SYNCED
+    before = set(manifest.read_text().splitlines()) if manifest.is_file() else set()
+    for gone in sorted(before - set(files)):
+        (ws / gone).unlink(missing_ok=True)
+        changed += 1
+    manifest.write_text("\n".join(sorted(files)) + "\n")
+    return changed
+
+
+def _configure_dvc(root: Path, ws: Path) -> None:
+    """The workspace's DVC: no git (it lies in the checkout's git tree, ignored there), and the
+    checkout's cache."""
+    cache = (root / ".dvc" / "cache").resolve()
+    (ws / ".dvc").mkdir(exist_ok=True)
+    (ws / ".dvc" / "config.local").write_text(f"[core]\n    no_scm = true\n[cache]\n    dir = {cache}\n")
+
+
+def workspace_path(root: Path, profile: str | None) -> Path:
+    """Where a flow run on ``profile`` works: ``root`` itself when ``profile`` is None or the one
+    params.yaml names, else its workspace (:func:`prepare_workspace` makes it ready)."""
+    if profile is None or profile == active_profile(root):
+        return root
+    return root / WORKSPACES / profile
+
+
+def prepare_workspace(root: Path, ws: Path, profile: str) -> None:
+    """Bring a profile's workspace up to date with the checkout's code and params, and point this
+    process's environment (which the stage processes inherit) at the checkout's MLflow store."""
+    changed = sync(root, ws)
+    set_profile(ws / "params.yaml", profile)
+    _configure_dvc(root, ws)
+    from stages.common import tracking
+
+    os.environ.setdefault("MLFLOW_TRACKING_URI", tracking.tracking_uri(root))
+    artifacts = tracking.artifact_root(root)
+    if artifacts:
+        os.environ.setdefault("CLAIMBENCH_ARTIFACT_ROOT", artifacts)
+    print(f"profile {profile}: working in {ws.relative_to(root)} ({changed} file(s) brought up to date "
+          f"from the checkout; its outputs and dvc.lock files are its own; the checkout is untouched)")
