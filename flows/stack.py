@@ -65,6 +65,14 @@ def port_free(port: int, host: str = HOST) -> bool:
     return True
 
 
+def same_start(proc, started: float) -> bool:
+    """True when ``proc`` (a psutil.Process) started when we recorded (``create_time()``), so its
+    pid was not reused. Not an exact comparison: psutil adds the kernel's boot time, which the
+    kernel derives from the wall clock and which moves by a second when the clock is adjusted
+    (a stack test once found its own running Prefect server "exited" and left it running)."""
+    return abs(proc.create_time() - started) < 2.0
+
+
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind((HOST, 0))
@@ -167,7 +175,7 @@ class Stack:
         for name, info in (self.state().get("processes") or {}).items():
             try:
                 p = psutil.Process(info["pid"])
-                if p.create_time() == info["started"] and p.status() != psutil.STATUS_ZOMBIE:
+                if same_start(p, info["started"]) and p.status() != psutil.STATUS_ZOMBIE:
                     out[name] = info["pid"]
             except psutil.NoSuchProcess:
                 pass
@@ -261,7 +269,7 @@ class Stack:
                 p = psutil.Process(info["pid"])
             except psutil.NoSuchProcess:
                 continue
-            if p.create_time() == info["started"]:      # else the pid was reused: not ours
+            if same_start(p, info["started"]):      # else the pid was reused: not ours
                 roots.append(p)
         stopped, killed = stop_trees(roots, grace)
         if self.state_path.exists():

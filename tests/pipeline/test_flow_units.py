@@ -287,3 +287,17 @@ def test_a_profile_workspace_gets_the_code_but_no_outputs(tmp_path):
     (ws / workspace.SYNCED).write_text((ws / workspace.SYNCED).read_text() + "stages/gone.py\n")
     (ws / "stages/gone.py").write_text("x = 1\n")
     assert workspace.sync(REPO, ws) == 1 and not (ws / "stages/gone.py").exists()
+
+
+def test_a_recorded_service_is_known_by_its_start_time_within_a_clock_step():
+    """psutil's create_time adds the boot time, which moves with wall-clock adjustments: a
+    service recorded a second earlier is still ours; a pid reused minutes later is not."""
+    import os
+
+    import psutil
+
+    from flows.stack import same_start
+
+    me = psutil.Process(os.getpid())
+    assert same_start(me, me.create_time()) and same_start(me, me.create_time() + 1.0)
+    assert not same_start(me, me.create_time() - 300.0)
