@@ -61,7 +61,6 @@ def uniqueness(games, tau, u, solver, rng, tqdm) -> dict:
 
 def tau_sweep(games, u, solver, rng, tqdm) -> list[dict]:
     """Context: the uniqueness test at other tau (distinct QREs among converged runs)."""
-    import numpy as np
 
     from . import qre
 

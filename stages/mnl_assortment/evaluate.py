@@ -144,7 +144,6 @@ def mean_ci(v, n_boot: int, level: float, rng, method: str = "BCa") -> tuple[flo
 
 
 def offline_metrics(res: dict, ep, rng) -> dict:
-    import numpy as np
 
     ns = res["offline_n"].tolist()
     radii = res["radii"]

@@ -56,7 +56,6 @@ def highs_check(on: dict, off: dict, p, assortments, seed: int) -> dict:
 
 def main() -> None:
     with stage("mnl_assortment", "prepare", MnlAssortmentParams) as ctx:
-        import numpy as np
 
         from stages.common.io import write_json
 
