@@ -157,6 +157,24 @@ def clean_leftovers(root: Path, outs: list[str]) -> list[Path]:
     return removed
 
 
+def missing_inputs(root: Path, stage_name: str, deps: list[str], stages: dict) -> list[str]:
+    """Deps that another stage of the DAG makes (one of its outs in dvc.yaml, or a file inside
+    one) and that are not on disk, each with the command that makes it. Read from dvc.yaml, so it
+    holds before any dvc.lock records the producer (a fresh checkout, a stage run by hand). A
+    gate's outs (``meta: {gate: true}``: the params check's ``reports/params.ok``) only order the
+    DAG and are not inputs; a dep folder holding several stages' outs is the consumer's to read."""
+    problems = []
+    for d in (Path(d).as_posix().rstrip("/") for d in deps):
+        for s in stages.values():
+            if s.name == stage_name or s.meta.get("gate"):
+                continue
+            if any(d == o.rstrip("/") or d.startswith(o.rstrip("/") + "/") for o in s.outs):
+                if not (root / d).exists():
+                    problems.append(f"{d} (made by stage {s.name}) is missing; run `dvc repro {s.address}`")
+                break
+    return problems
+
+
 def check_deps_against_lock(root: Path, stage_name: str, deps: list[str],
                             hashes: dict[str, str], stages: dict | None = None) -> list[str]:
     """Problems with the deps that other stages produce: each must exist and hash to what
@@ -288,6 +306,9 @@ def stage(study: str, step: str, model: type[M], stage_name: str | None = None,
     for leftover in clean_leftovers(root, spec.outs):
         print(f"[{stage_name}] removed {leftover.relative_to(root)} (left by a killed earlier run)",
               flush=True)
+    missing = missing_inputs(root, stage_name, spec.deps, stages)
+    if missing:
+        fail(f"stage {stage_name}: an input is missing:\n  " + "\n  ".join(missing))
     dep_hashes = hash_deps(root, spec.deps)
     problems = check_deps_against_lock(root, stage_name, spec.deps, dep_hashes, stages)
     if problems:

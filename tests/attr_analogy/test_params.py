@@ -70,11 +70,14 @@ def test_stage_exits_2_on_bad_param_before_compute(tmp_path, stage_env, python_e
 
 
 def test_stage_exits_2_when_a_named_corpus_is_missing(tmp_path, stage_env, python_exe):
-    """Valid params but no corpus folder: exit 2 naming the corpus, not a traceback."""
+    """Valid params but no corpus folder: exit 2 naming the corpus and the stage that makes it
+    (the stage wrapper reads the producer from dvc.yaml), not a traceback."""
     root = code_copy(tmp_path)
     res = run_module(root, "stages.attr_analogy.train", stage_env, python_exe)
     assert res.returncode == 2, res.stderr
-    assert "corpus 'narrow'" in res.stderr and "Traceback" not in res.stderr
+    assert ("data/corpora/attributes (made by stage corpora-attributes) is missing; run "
+            "`dvc repro stages/common/corpora/dvc.yaml:corpora-attributes`") in res.stderr
+    assert "Traceback" not in res.stderr
 
 
 def test_pair_base_words_must_be_positive_or_null(params_copy):

@@ -138,7 +138,8 @@ def test_stage_without_m1_predictions_stops_clearly(tmp_path, stage_env, python_
     root = stage_copy(tmp_path, with_predictions=False)
     res = run_module(root, "stages.autoopt.m2.evaluate", stage_env, python_exe)
     assert res.returncode == 2
-    assert "m1_predictions.json not found" in res.stderr and "m1-evaluate" in res.stderr
+    assert ("data/autoopt/m1_predictions.json (made by stage autoopt-m1-evaluate) is missing; run "
+            "`dvc repro stages/autoopt/dvc.yaml:autoopt-m1-evaluate`") in res.stderr
     assert not (root / "reports/autoopt/m2_metrics.json").exists()
 
 

@@ -330,3 +330,36 @@ def test_study_parent_nests_under_flow_run(store, tmp_path):
     assert store.get_experiment(r.info.experiment_id).name == "st"
     assert store.get_experiment(store.get_run(flow).info.experiment_id).name == "pipeline"
     assert r.info.run_name == "flow x"
+
+
+# --------------------------------------------------------------------------------------
+# missing inputs, from dvc.yaml (before any dvc.lock records their producer)
+# --------------------------------------------------------------------------------------
+def test_a_missing_input_names_the_stage_that_makes_it(tmp_path):
+    from stages.common.stage import missing_inputs
+
+    stages = {
+        "params": Stage("params", "x", [], ["reports/params.ok"], [], [], [], meta={"gate": True}),
+        "s-prepare": Stage("s-prepare", "x", [], ["data/s/x.npz", "data/s/cache"], [], [], [],
+                           file="stages/s/dvc.yaml"),
+        "t-train": Stage("t-train", "x", [], ["data/t/shard-0"], [], [], [], file="stages/t/dvc.yaml"),
+    }
+    deps = ["stages/s/train.py", "reports/params.ok", "data/s/x.npz", "data/s/cache/part.arrow", "data/t"]
+    assert missing_inputs(tmp_path, "s-train", deps, stages) == [
+        "data/s/x.npz (made by stage s-prepare) is missing; run `dvc repro stages/s/dvc.yaml:s-prepare`",
+        "data/s/cache/part.arrow (made by stage s-prepare) is missing; run `dvc repro stages/s/dvc.yaml:s-prepare`"]
+    (tmp_path / "data/s/cache").mkdir(parents=True)
+    (tmp_path / "data/s/cache/part.arrow").write_bytes(b"")
+    (tmp_path / "data/s/x.npz").write_bytes(b"")
+    assert missing_inputs(tmp_path, "s-train", deps, stages) == []       # a gate's out and a folder of outs: not checked
+    assert missing_inputs(tmp_path, "s-prepare", ["data/s/x.npz"], stages) == []   # its own out
+
+
+def test_a_stage_run_by_hand_without_its_input_exits_2_naming_the_producer(tmp_path, stage_env, python_exe):
+    """The wrapper's check comes before the stage's own code: escort_belief's evaluate, run by
+    hand in a checkout with no data, names prepare, which makes its problems."""
+    from .conftest import stops_without_input
+
+    err = stops_without_input(tmp_path, "stages.escort_belief.evaluate",
+                              "dvc repro stages/escort_belief/dvc.yaml:escort_belief-prepare", stage_env, python_exe)
+    assert "data/escort_belief/problems.npz (made by stage escort_belief-prepare) is missing" in err
