@@ -1,23 +1,10 @@
-"""attr_analogy params: every profile of params.json validates; a bad value stops the stage before
-any compute with exit status 2 and a message naming the key and the value."""
+"""attr_analogy params: the study's own rules. What every study must meet (each profile validates,
+an unknown key, a bad value, a missing input) is tests/common/test_study_contract.py."""
 from __future__ import annotations
 
-import pytest
-
 from stages.attr_analogy.params import AttrParams
-from stages.common.params import PROFILES, load_study
 
-from tests.common.conftest import code_copy, params_error, run_module, stops_before_compute
-
-
-@pytest.mark.parametrize("profile", PROFILES)
-def test_every_profile_validates(real_params, profile):
-    _, p = load_study("attr_analogy", AttrParams, real_params, profile=profile)
-    raw = real_params["attr_analogy"][profile]
-    assert p.train.k_max == raw["train"]["k_max"]
-    assert p.evaluate.k_report in p.train.realtext.ks
-    names = {c["name"] for c in real_params["corpora"][profile]["attributes"]["corpora"]}
-    assert set(p.train.spreads) | {p.train.removal_corpus} <= names   # the corpora it reads exist
+from tests.common.conftest import code_copy, params_error, run_module
 
 
 def _error(data) -> str:
@@ -52,21 +39,6 @@ def test_k_report_must_be_a_scored_k(params_copy):
     params_copy["attr_analogy"]["default"]["evaluate"]["k_report"] = 77
     msg = _error(params_copy)
     assert "evaluate.k_report (77)" in msg
-
-
-def test_unknown_key_lists_allowed_keys(params_copy):
-    params_copy["attr_analogy"]["default"]["train"]["pseudo_count"] = 1.0
-    msg = _error(params_copy)
-    assert "attr_analogy.default.train.pseudo_count: unknown key" in msg and "pseudocount" in msg
-
-
-def test_stage_exits_2_on_bad_param_before_compute(tmp_path, stage_env, python_exe):
-    """A corrupted params.json: `python -m stages.attr_analogy.train` exits 2, names key and value,
-    writes nothing."""
-    err = stops_before_compute(tmp_path, "stages.attr_analogy.train",
-                               {"attr_analogy.smoke.train.analogies_per_relation": 3}, stage_env, python_exe)
-    assert "attr_analogy.default.train.analogies_per_relation" not in err
-    assert "attr_analogy.smoke.train.analogies_per_relation = 3" in err   # < 10
 
 
 def test_stage_exits_2_when_a_named_corpus_is_missing(tmp_path, stage_env, python_exe):

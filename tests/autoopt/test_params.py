@@ -1,23 +1,13 @@
-"""autoopt params: every profile validates; a bad value names the key, the value and what is
-allowed; the stage stops with status 2 before any compute."""
+"""autoopt params: the study's own rules. What every study must meet (each profile validates,
+an unknown key, a bad value, a missing input) is tests/common/test_study_contract.py."""
 from __future__ import annotations
 
 import copy
 
-import pytest
 
-from stages.common.params import PROFILES, load_study
 from stages.autoopt.params import AutoOptParams
 
 from tests.common.conftest import params_error, real_params  # noqa: F401 - shared fixture
-
-
-
-@pytest.mark.parametrize("profile", PROFILES)
-def test_every_profile_validates(real_params, profile):
-    _, p = load_study("autoopt", AutoOptParams, real_params, profile=profile)
-    assert len(p.train.curve_fractions) >= 3 and p.prepare.source in ("generated", "published")
-    assert p.prepare.sizes.test >= 4 and p.prepare.sizes.test_handwritten >= 4
 
 
 def _error(data) -> str:

@@ -1,19 +1,11 @@
-"""curriculum_rerm params: every profile validates; a bad value stops the stage before any compute
-with exit status 2 and a message naming the key, the value and what is allowed."""
+"""curriculum_rerm params: the study's own rules. What every study must meet (each profile validates,
+an unknown key, a bad value, a missing input) is tests/common/test_study_contract.py."""
 from __future__ import annotations
 
-import pytest
-
-from stages.common.params import PROFILES, load_study
+from stages.common.params import load_study
 from stages.curriculum_rerm.params import CurriculumParams
 
-from tests.common.conftest import params_error, stops_before_compute, stops_without_input
-
-
-@pytest.mark.parametrize("profile", PROFILES)
-def test_every_profile_validates(real_params, profile):
-    _, p = load_study("curriculum_rerm", CurriculumParams, real_params, profile=profile)
-    assert p.train.digits.levels[-1] == 1.0 and p.train.ridge.lambdas.low < p.train.ridge.lambdas.high
+from tests.common.conftest import params_error, stops_without_input
 
 
 def test_default_sizes_are_the_studies_md_ones(real_params):
@@ -52,18 +44,6 @@ def test_too_many_images_refused(params_copy):
 def test_string_seeds_not_coerced(params_copy):
     params_copy["curriculum_rerm"]["default"]["train"]["ridge"]["seeds"] = "20"
     assert "curriculum_rerm.default.train.ridge.seeds = '20'" in _error(params_copy)
-
-
-def test_unknown_key_lists_allowed_keys(params_copy):
-    params_copy["curriculum_rerm"]["default"]["train"]["sgd"]["lr"] = 0.1
-    msg = _error(params_copy)
-    assert "curriculum_rerm.default.train.sgd.lr: unknown key" in msg and "step" in msg
-
-
-def test_stage_exits_2_on_bad_param_before_compute(tmp_path, stage_env, python_exe):
-    err = stops_before_compute(tmp_path, "stages.curriculum_rerm.train", {"curriculum_rerm.default.evaluate.ci_level": 1.5},
-                               stage_env, python_exe)
-    assert "curriculum_rerm.default.evaluate.ci_level = 1.5" in err and "< 1" in err
 
 
 def test_evaluate_without_results_exits_2_naming_the_stage(tmp_path, stage_env, python_exe):

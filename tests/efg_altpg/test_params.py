@@ -1,19 +1,10 @@
-"""efg_altpg params: every profile validates; a bad value stops the stage before any compute
-with exit status 2 and a message naming the key, the value and what is allowed."""
+"""efg_altpg params: the study's own rules. What every study must meet (each profile validates,
+an unknown key, a bad value, a missing input) is tests/common/test_study_contract.py."""
 from __future__ import annotations
 
-import pytest
-
-from stages.common.params import PROFILES, load_study
 from stages.efg_altpg.params import EfgAltPGParams
 
-from tests.common.conftest import params_error, stops_before_compute, stops_without_input
-
-
-@pytest.mark.parametrize("profile", PROFILES)
-def test_every_profile_validates(real_params, profile):
-    _, p = load_study("efg_altpg", EfgAltPGParams, real_params, profile=profile)
-    assert p.train.kuhn_poker.tau <= 0.01 and "kuhn_poker" in p.prepare.games
+from tests.common.conftest import params_error
 
 
 def _error(data) -> str:
@@ -56,20 +47,3 @@ def test_epsilons_must_decrease(params_copy):
 def test_string_iterations_not_coerced(params_copy):
     params_copy["efg_altpg"]["default"]["train"]["kuhn_poker"]["iterations"] = "3000"
     assert "efg_altpg.default.train.kuhn_poker.iterations = '3000'" in _error(params_copy)
-
-
-def test_unknown_key_lists_allowed(params_copy):
-    params_copy["efg_altpg"]["default"]["train"]["lr"] = 0.1
-    msg = _error(params_copy)
-    assert "efg_altpg.default.train.lr: unknown key" in msg and "last_fraction" in msg
-
-
-def test_stage_exits_2_on_bad_param_before_compute(tmp_path, stage_env, python_exe):
-    err = stops_before_compute(tmp_path, "stages.efg_altpg.prepare", {"efg_altpg.smoke.train.floor": 0.5},
-                               stage_env, python_exe)
-    assert "efg_altpg.smoke.train.floor = 0.5" in err and "<= 0.1" in err
-
-
-def test_train_without_data_exits_2_naming_the_stage(tmp_path, stage_env, python_exe):
-    stops_without_input(tmp_path, "stages.efg_altpg.train", "dvc repro stages/efg_altpg/dvc.yaml:efg_altpg-prepare",
-                        stage_env, python_exe)

@@ -1,19 +1,10 @@
-"""ensemble_tail params: every profile validates; a bad value stops the stage before any compute
-with exit status 2 and a message naming the key, the value and what is allowed."""
+"""ensemble_tail params: the study's own rules. What every study must meet (each profile validates,
+an unknown key, a bad value, a missing input) is tests/common/test_study_contract.py."""
 from __future__ import annotations
 
-import pytest
-
-from stages.common.params import PROFILES, load_study
 from stages.ensemble_tail.params import EnsembleTailParams
 
-from tests.common.conftest import params_error, stops_before_compute, stops_without_input
-
-
-@pytest.mark.parametrize("profile", PROFILES)
-def test_every_profile_validates(real_params, profile):
-    _, p = load_study("ensemble_tail", EnsembleTailParams, real_params, profile=profile)
-    assert p.evaluate.compare_n in p.train.n_grid and p.train.lp.tail_index == 1.5
+from tests.common.conftest import params_error, stops_without_input
 
 
 def _error(data) -> str:
@@ -55,18 +46,6 @@ def test_regression_needs_true_model(params_copy):
 def test_string_replications_not_coerced(params_copy):
     params_copy["ensemble_tail"]["default"]["train"]["replications"] = "2000"
     assert "ensemble_tail.default.train.replications = '2000'" in _error(params_copy)
-
-
-def test_unknown_key_lists_allowed_keys(params_copy):
-    params_copy["ensemble_tail"]["default"]["evaluate"]["nboot"] = 10
-    msg = _error(params_copy)
-    assert "ensemble_tail.default.evaluate.nboot: unknown key" in msg and "n_boot" in msg
-
-
-def test_stage_exits_2_on_bad_param_before_compute(tmp_path, stage_env, python_exe):
-    err = stops_before_compute(tmp_path, "stages.ensemble_tail.train", {"ensemble_tail.default.train.ensembles.auto_epsilon_prob": 1.5},
-                               stage_env, python_exe)
-    assert "ensemble_tail.default.train.ensembles.auto_epsilon_prob = 1.5" in err and "<= 1" in err
 
 
 def test_evaluate_without_data_exits_2_naming_the_stage(tmp_path, stage_env, python_exe):

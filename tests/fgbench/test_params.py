@@ -1,20 +1,10 @@
-"""fgbench params: every profile validates; a bad value stops the stage before any compute with
-exit status 2 and a message naming the key, the value and what is allowed."""
+"""fgbench params: the study's own rules. What every study must meet (each profile validates,
+an unknown key, a bad value, a missing input) is tests/common/test_study_contract.py."""
 from __future__ import annotations
 
-import pytest
-
-from stages.common.params import PROFILES, load_study
 from stages.fgbench.params import FGBenchParams
 
-from tests.common.conftest import params_error, stops_before_compute, stops_without_input
-
-
-@pytest.mark.parametrize("profile", PROFILES)
-def test_every_profile_validates(real_params, profile):
-    _, p = load_study("fgbench", FGBenchParams, real_params, profile=profile)
-    assert p.prepare.source in ("local", "hub")
-    assert p.train.text.buckets >= 256
+from tests.common.conftest import params_error
 
 
 def _error(data) -> str:
@@ -41,20 +31,3 @@ def test_duplicate_sources_refused(params_copy):
 def test_string_epochs_not_coerced(params_copy):
     params_copy["fgbench"]["paper"]["train"]["text"]["epochs"] = "8"
     assert "fgbench.paper.train.text.epochs = '8'" in _error(params_copy)
-
-
-def test_unknown_key_lists_allowed_keys(params_copy):
-    params_copy["fgbench"]["default"]["evaluate"]["nboot"] = 10
-    msg = _error(params_copy)
-    assert "fgbench.default.evaluate.nboot: unknown key" in msg and "n_boot" in msg
-
-
-def test_stage_exits_2_on_bad_param_before_compute(tmp_path, stage_env, python_exe):
-    err = stops_before_compute(tmp_path, "stages.fgbench.prepare", {"fgbench.smoke.prepare.test_fraction": 1.2},
-                               stage_env, python_exe)
-    assert "fgbench.smoke.prepare.test_fraction = 1.2" in err and "< 1" in err
-
-
-def test_train_without_data_exits_2_naming_the_stage(tmp_path, stage_env, python_exe):
-    stops_without_input(tmp_path, "stages.fgbench.train", "dvc repro stages/fgbench/dvc.yaml:fgbench-prepare",
-                        stage_env, python_exe)

@@ -1,23 +1,10 @@
-"""linear_cmdp params: every profile validates; a bad value stops the stage before any compute
-with exit status 2 and a message naming the key, the value and what is allowed."""
+"""linear_cmdp params: the study's own rules. What every study must meet (each profile validates,
+an unknown key, a bad value, a missing input) is tests/common/test_study_contract.py."""
 from __future__ import annotations
 
-import pytest
-
-from stages.common.params import PROFILES, load_study
 from stages.linear_cmdp.params import LinearCmdpParams
 
-from tests.common.conftest import params_error, stops_before_compute, stops_without_input
-
-
-@pytest.mark.parametrize("profile", PROFILES)
-def test_every_profile_validates(real_params, profile):
-    _, p = load_study("linear_cmdp", LinearCmdpParams, real_params, profile=profile)
-    assert {s.kind for s in p.prepare.setups.values()} == {"tabular", "linear"}
-    assert all(s.threshold_scale >= 0.9 for s in p.prepare.setups.values() if s.kind == "linear")
-    if profile != "smoke":
-        main = next(a for a in p.train.agents if a.name == p.evaluate.main_agent)
-        assert main.episodes >= 10_000                       # STUDIES.md: slope over [K/2, K], K >= 10^4
+from tests.common.conftest import params_error
 
 
 def _error(data) -> str:
@@ -65,14 +52,3 @@ def test_unknown_kind_lists_allowed(params_copy):
 def test_string_episodes_not_coerced(params_copy):
     params_copy["linear_cmdp"]["default"]["train"]["agents"][0]["episodes"] = "10000"
     assert "linear_cmdp.default.train.agents[0].episodes = '10000'" in _error(params_copy)
-
-
-def test_stage_exits_2_on_bad_param_before_compute(tmp_path, stage_env, python_exe):
-    err = stops_before_compute(tmp_path, "stages.linear_cmdp.prepare", {"linear_cmdp.default.evaluate.violation_tol": 0.5},
-                               stage_env, python_exe)
-    assert "linear_cmdp.default.evaluate.violation_tol = 0.5" in err and "<= 0.001" in err
-
-
-def test_train_without_data_exits_2_naming_the_stage(tmp_path, stage_env, python_exe):
-    stops_without_input(tmp_path, "stages.linear_cmdp.train", "dvc repro stages/linear_cmdp/dvc.yaml:linear_cmdp-prepare",
-                        stage_env, python_exe)

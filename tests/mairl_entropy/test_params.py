@@ -1,19 +1,10 @@
-"""mairl_entropy params: every profile validates; a bad value stops the stage before any compute
-with exit status 2 and a message naming the key, the value and what is allowed."""
+"""mairl_entropy params: the study's own rules. What every study must meet (each profile validates,
+an unknown key, a bad value, a missing input) is tests/common/test_study_contract.py."""
 from __future__ import annotations
 
-import pytest
-
-from stages.common.params import PROFILES, load_study
 from stages.mairl_entropy.params import MairlParams
 
-from tests.common.conftest import params_error, stops_before_compute
-
-
-@pytest.mark.parametrize("profile", PROFILES)
-def test_every_profile_validates(real_params, profile):
-    _, p = load_study("mairl_entropy", MairlParams, real_params, profile=profile)
-    assert p.train.tau > 0 and p.train.recovery.n_min < p.train.recovery.n_max
+from tests.common.conftest import params_error
 
 
 def _error(data) -> str:
@@ -41,15 +32,3 @@ def test_unknown_sampling_lists_the_allowed(params_copy):
 def test_reversed_sample_range_refused(params_copy):
     params_copy["mairl_entropy"]["paper"]["train"]["recovery"]["n_min"] = 10 ** 7
     assert "n_min (10000000) must be < n_max" in _error(params_copy)
-
-
-def test_unknown_key_lists_allowed_keys(params_copy):
-    params_copy["mairl_entropy"]["default"]["train"]["solver"]["dampening"] = 0.5
-    msg = _error(params_copy)
-    assert "solver.dampening: unknown key" in msg and "damping" in msg
-
-
-def test_stage_exits_2_on_bad_param_before_compute(tmp_path, stage_env, python_exe):
-    err = stops_before_compute(tmp_path, "stages.mairl_entropy.prepare", {"mairl_entropy.smoke.prepare.n_actions": [2, 1]},
-                               stage_env, python_exe)
-    assert "mairl_entropy.smoke.prepare.n_actions[1] = 1" in err and ">= 2" in err

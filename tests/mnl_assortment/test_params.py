@@ -1,21 +1,13 @@
-"""mnl_assortment params: every profile validates; a bad value stops the stage before any compute
-with exit status 2 and a message naming the key, the value and what is allowed."""
+"""mnl_assortment params: the study's own rules. What every study must meet (each profile validates,
+an unknown key, a bad value, a missing input) is tests/common/test_study_contract.py."""
 from __future__ import annotations
 
-import pytest
-
-from stages.common.params import PROFILES, load_study
+from stages.common.params import load_study
 from stages.mnl_assortment.params import MnlAssortmentParams
 
-from tests.common.conftest import params_error, stops_before_compute, stops_without_input
+from tests.common.conftest import params_error
 
 STUDY = "mnl_assortment"
-
-
-@pytest.mark.parametrize("profile", PROFILES)
-def test_every_profile_validates(real_params, profile):
-    _, p = load_study(STUDY, MnlAssortmentParams, real_params, profile=profile)
-    assert p.prepare.capacity <= p.prepare.n_items
 
 
 def test_default_is_the_studies_setting(real_params):
@@ -59,20 +51,3 @@ def test_negative_ridge_refused(params_copy):
 def test_string_seeds_not_coerced(params_copy):
     params_copy[STUDY]["default"]["prepare"]["seeds"] = "16"
     assert "mnl_assortment.default.prepare.seeds = '16'" in _error(params_copy)
-
-
-def test_unknown_key_lists_allowed_keys(params_copy):
-    params_copy[STUDY]["default"]["evaluate"]["nboot"] = 10
-    msg = _error(params_copy)
-    assert "mnl_assortment.default.evaluate.nboot: unknown key" in msg and "n_boot" in msg
-
-
-def test_stage_exits_2_on_bad_param_before_compute(tmp_path, stage_env, python_exe):
-    err = stops_before_compute(tmp_path, "stages.mnl_assortment.prepare", {"mnl_assortment.default.prepare.behaviour_explore": 1.5},
-                               stage_env, python_exe)
-    assert "mnl_assortment.default.prepare.behaviour_explore = 1.5" in err and "< 1" in err
-
-
-def test_train_without_data_exits_2_naming_the_stage(tmp_path, stage_env, python_exe):
-    stops_without_input(tmp_path, "stages.mnl_assortment.train", "dvc repro stages/mnl_assortment/dvc.yaml:mnl_assortment-prepare",
-                        stage_env, python_exe)
