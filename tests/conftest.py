@@ -20,15 +20,16 @@ DAG once (``smoke_built``).
 """
 from __future__ import annotations
 
+import copy
 import os
+import subprocess
 import time
 from collections import defaultdict
 from pathlib import Path
 
 import pytest
 
-from tests.common.conftest import (git_cmd, offline_env, params_copy, python_exe,  # noqa: F401 - shared fixtures
-                                   real_params, stage_env, sub_env)
+from tests.helpers import PYTHON, isolate_env, subprocess_env
 
 OFFLINE = {
     "HF_HUB_OFFLINE": "1",
@@ -182,3 +183,53 @@ def rerun_study(smoke_built, _reruns):
         return {**compare_study(smoke_built[0], _reruns.root(study), study, volatile), "root": smoke_built[0]}
 
     return run
+
+
+# ---- fixtures every test folder shares (helpers: tests/helpers.py) ----
+@pytest.fixture(scope="session")
+def real_params() -> dict:
+    """The repository's params, parsed (never written): ``common`` and every study's section, as
+    one mapping ``{"common": ..., "<study>": ...}``."""
+    from stages.common.params import read_params
+
+    return read_params(REPO)
+
+
+@pytest.fixture
+def params_copy(real_params) -> dict:
+    """A deep copy of params.yaml that a test may corrupt in memory."""
+    return copy.deepcopy(real_params)
+
+
+@pytest.fixture
+def offline_env(monkeypatch, tmp_path):
+    """Offline, telemetry-free env with an MLflow store inside tmp_path."""
+    isolate_env(monkeypatch, tmp_path)
+    return tmp_path
+
+
+@pytest.fixture
+def sub_env():
+    """Build a subprocess env (see subprocess_env)."""
+    return subprocess_env
+
+
+@pytest.fixture
+def stage_env():
+    """Environment for running a study's stage as a subprocess: offline, MLflow off, one thread."""
+    return subprocess_env(CLAIMBENCH_TRACKING="off", OMP_NUM_THREADS="1")
+
+
+@pytest.fixture
+def git_cmd():
+    """Run git in a folder with a throwaway identity; returns stdout."""
+    def run(root: Path, *args: str) -> str:
+        return subprocess.run(
+            ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args],
+            cwd=root, check=True, capture_output=True, text=True).stdout.strip()
+    return run
+
+
+@pytest.fixture(scope="session")
+def python_exe() -> str:
+    return PYTHON

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from stages.attr_analogy.params import AttrParams
 
-from tests.common.conftest import code_copy, params_error, run_module
+from tests.helpers import code_copy, params_error, run_module
 
 
 def _error(data) -> str:

@@ -13,7 +13,7 @@ from stages.autoopt.m1.line_model import join_lines, label_lines, training_pairs
 from stages.autoopt.m1.lines import SegmentSpec, row_runs, segment, shear, skew_angle, to_ink
 from stages.autoopt.tokenizer import Vocab
 
-from tests.common.conftest import params_error, real_params  # noqa: F401 - shared fixture
+from tests.helpers import params_error
 
 
 def two_lines() -> np.ndarray:

@@ -11,7 +11,7 @@ from stages.autoopt.data import grammar as g
 from stages.autoopt.m2.evaluate import InputError, evaluate, load_m1_predictions, row_seed, text_scores
 from stages.autoopt.m2.rules import translate_many
 from stages.autoopt.params import AutoOptParams, M2EvalParams
-from tests.common.conftest import code_copy, params_error, real_params, run_module  # noqa: F401 - shared fixture
+from tests.helpers import code_copy, params_error, run_module
 
 from .conftest import GEN
 

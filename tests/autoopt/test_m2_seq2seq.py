@@ -203,7 +203,7 @@ def test_translate_bad_arguments(model):
 
 # --------------------------------------------------------------------------- params, stage
 def test_bad_params_name_the_key():
-    from tests.common.conftest import params_error
+    from tests.helpers import params_error
 
     from stages.autoopt.params import AutoOptParams
 

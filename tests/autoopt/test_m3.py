@@ -17,7 +17,7 @@ import warnings
 import numpy as np
 import pytest
 
-from tests.common.conftest import params_error, real_params  # noqa: F401 - shared fixture
+from tests.helpers import params_error
 
 from .conftest import GEN
 

@@ -7,7 +7,7 @@ import copy
 
 from stages.autoopt.params import AutoOptParams
 
-from tests.common.conftest import params_error, real_params  # noqa: F401 - shared fixture
+from tests.helpers import params_error
 
 
 def _error(data) -> str:
@@ -45,7 +45,7 @@ def test_bad_values_name_key_value_and_rule(real_params):
 
 
 def test_stage_exits_2_before_compute(tmp_path, stage_env, python_exe):
-    from tests.common.conftest import stops_before_compute
+    from tests.helpers import stops_before_compute
 
     err = stops_before_compute(tmp_path, "stages.autoopt.m1.train", {"autoopt.smoke.train.steps": 0},
                                stage_env, python_exe)

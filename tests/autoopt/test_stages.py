@@ -14,7 +14,7 @@ from .conftest import FIXTURE, REPO
 def _copy(tmp_path, **prepare):
     from stages.common.checkout import copy_checkout
 
-    from tests.common.conftest import set_params
+    from tests.helpers import set_params
 
     root = copy_checkout(REPO, tmp_path / "repo", profile="smoke")
     set_params(root, {f"autoopt.smoke.prepare.{k}": v for k, v in prepare.items()})

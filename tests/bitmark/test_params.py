@@ -3,7 +3,7 @@ an unknown key, a bad value, a missing input) is tests/common/test_study_contrac
 from __future__ import annotations
 
 from stages.bitmark.params import PARAMS
-from tests.common.conftest import params_error, stops_without_input
+from tests.helpers import params_error, stops_without_input
 
 
 def test_chosen_delta_must_be_swept(params_copy):

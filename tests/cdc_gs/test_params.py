@@ -3,7 +3,7 @@ an unknown key, a bad value, a missing input) is tests/common/test_study_contrac
 from __future__ import annotations
 
 from stages.cdc_gs.params import PARAMS
-from tests.common.conftest import params_error
+from tests.helpers import params_error
 
 
 def test_counts_must_increase(params_copy):

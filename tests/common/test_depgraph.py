@@ -11,7 +11,7 @@ from stages.common.depgraph import (INFRASTRUCTURE, check_stage, code_deps, hold
                                     rewrite_deps, stage_module)
 from stages.common.dvcfile import load_stages
 
-from .conftest import REPO
+from tests.helpers import REPO
 
 STAGES = load_stages(REPO)
 

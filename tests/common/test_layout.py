@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from .conftest import REPO
+from tests.helpers import REPO
 
 HEADINGS = ["## Claim", "## Paper and its figures", "## What we run", "## Results", "## Deviations and why",
             "## How to run"]

@@ -11,7 +11,7 @@ import yaml
 from stages.common.params import (PROFILES, ParamsError, flatten, load_common,
                                   load_study, read_params_file)
 from stages.zipf_bigram.params import SignGrid, ZipfParams
-from tests.common.conftest import code_copy
+from tests.helpers import code_copy
 
 REPO = Path(__file__).resolve().parents[2]
 

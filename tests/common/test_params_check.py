@@ -9,7 +9,7 @@ import pytest
 
 from stages.common import params_check
 
-from .conftest import REPO
+from tests.helpers import REPO
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ import pytest
 from stages.common import tracking
 from stages.common.io import dvc_md5
 
-from .conftest import REPO, isolate_env
+from tests.helpers import REPO, isolate_env
 
 DOUBLE = ("import mlflow.pyfunc\n\n\nclass Double(mlflow.pyfunc.PythonModel):\n"
           "    def predict(self, context, model_input, params=None):\n"

@@ -10,7 +10,7 @@ import pytest
 
 from stages.common.scaffold import ScaffoldError, add_to_ledger, camel, check_name, render
 
-from .conftest import REPO
+from tests.helpers import REPO
 
 
 def test_names_are_checked(tmp_path):

@@ -12,7 +12,6 @@ import torch
 from stages.common.seeds import (call_stacked, per_seed_metrics, rng, run_seeds, stack_modules,
                                  torch_generator)
 
-from .conftest import python_exe, stage_env  # noqa: F401 - fixtures
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -17,7 +17,7 @@ from stages.common.dvcfile import Stage
 from stages.common.io import dvc_md5
 from stages.common.stage import _raise_on_sigterm, check_deps_against_lock, clean_leftovers, tracking_enabled
 
-from .conftest import isolate_env
+from tests.helpers import isolate_env
 
 
 # --------------------------------------------------------------------------------------
@@ -358,7 +358,7 @@ def test_a_missing_input_names_the_stage_that_makes_it(tmp_path):
 def test_a_stage_run_by_hand_without_its_input_exits_2_naming_the_producer(tmp_path, stage_env, python_exe):
     """The wrapper's check comes before the stage's own code: escort_belief's evaluate, run by
     hand in a checkout with no data, names prepare, which makes its problems."""
-    from .conftest import stops_without_input
+    from tests.helpers import stops_without_input
 
     err = stops_without_input(tmp_path, "stages.escort_belief.evaluate",
                               "dvc repro stages/escort_belief/dvc.yaml:escort_belief-prepare", stage_env, python_exe)

@@ -24,7 +24,7 @@ from stages.common.dvcfile import load_stages, upstream
 from stages.common.params import PROFILES, load_study, read_params, study_params_files
 from stages.common.params_check import params_module
 
-from .conftest import params_error, stops_before_compute, stops_without_input
+from tests.helpers import params_error, stops_before_compute, stops_without_input
 
 REPO = Path(__file__).resolve().parents[2]
 FILES = study_params_files(REPO)

@@ -10,7 +10,7 @@ import pytest
 from stages.common import tracking
 from stages.common.io import dvc_md5, stable_hash
 
-from .conftest import isolate_env
+from tests.helpers import isolate_env
 
 PARAMS = {"a": {"b": 1, "c": [1, 2]}}
 

@@ -16,7 +16,7 @@ import pytest
 
 from stages.common import tracking, tracking_agent
 
-from .conftest import isolate_env
+from tests.helpers import isolate_env
 
 
 def _open(root: Path, name: str = "train", **extra) -> tracking_agent.RemoteRun:

@@ -14,7 +14,7 @@ import pytest
 
 from flows.stack import free_port, stop_trees, wait_http
 
-from .conftest import isolate_env
+from tests.helpers import isolate_env
 
 N_PROC, N_METRICS, CURVE, N_ART = 6, 30, 200, 3
 

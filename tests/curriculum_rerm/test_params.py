@@ -5,7 +5,7 @@ from __future__ import annotations
 from stages.common.params import load_study
 from stages.curriculum_rerm.params import CurriculumParams
 
-from tests.common.conftest import params_error, stops_without_input
+from tests.helpers import params_error, stops_without_input
 
 
 def test_default_sizes_are_the_studies_md_ones(real_params):

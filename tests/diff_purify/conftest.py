@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import pytest
 
-from tests.common.conftest import params_copy, python_exe, real_params, stage_env  # noqa: F401 - shared fixtures
 
 
 @pytest.fixture(autouse=True, scope="module")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from stages.ensemble_tail.params import EnsembleTailParams
 
-from tests.common.conftest import params_error, stops_without_input
+from tests.helpers import params_error, stops_without_input
 
 
 def _error(data) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from stages.common.params import load_study
 from stages.escort_belief.params import EscortBeliefParams
-from tests.common.conftest import params_error
+from tests.helpers import params_error
 
 
 def _error(data) -> str:

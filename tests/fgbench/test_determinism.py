@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.common.conftest import run_chain, set_params
+from tests.helpers import run_chain, set_params
 
 from .conftest import FIXTURE, REPO
 

@@ -3,7 +3,7 @@ an unknown key, a bad value, a missing input) is tests/common/test_study_contrac
 from __future__ import annotations
 
 from stages.hephaestus_qosd.params import PARAMS
-from tests.common.conftest import params_error
+from tests.helpers import params_error
 
 
 def test_costs_must_be_known_and_nonlinear(params_copy):

@@ -3,7 +3,7 @@ an unknown key, a bad value, a missing input) is tests/common/test_study_contrac
 from __future__ import annotations
 
 from stages.jsp_multipolicy.params import PARAMS
-from tests.common.conftest import params_error, stops_without_input
+from tests.helpers import params_error, stops_without_input
 
 
 def test_samples_must_split_over_policies(params_copy):

@@ -6,7 +6,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.common.conftest import params_copy, python_exe, real_params, stage_env  # noqa: F401 - shared fixtures
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from stages.linear_cmdp.params import LinearCmdpParams
 
-from tests.common.conftest import params_error
+from tests.helpers import params_error
 
 
 def _error(data) -> str:

@@ -3,7 +3,7 @@ an unknown key, a bad value, a missing input) is tests/common/test_study_contrac
 from __future__ import annotations
 
 from stages.llm_co_foarl.params import PARAMS
-from tests.common.conftest import params_error
+from tests.helpers import params_error
 
 
 def test_heads_must_divide_d_model(params_copy):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from stages.common.params import load_study
 from stages.mnl_assortment.params import MnlAssortmentParams
 
-from tests.common.conftest import params_error
+from tests.helpers import params_error
 
 STUDY = "mnl_assortment"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from stages.nav_knowledge.params import NavKnowledgeParams
 
-from tests.common.conftest import params_error
+from tests.helpers import params_error
 
 STUDY = "nav_knowledge"
 

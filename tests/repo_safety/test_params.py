@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from stages.repo_safety.params import RepoSafetyParams
 
-from tests.common.conftest import params_error
+from tests.helpers import params_error
 
 
 def _error(data) -> str:

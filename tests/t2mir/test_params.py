@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from stages.t2mir.params import PARAMS
-from tests.common.conftest import params_error
+from tests.helpers import params_error
 
 
 @pytest.mark.parametrize("key, value, msg", [

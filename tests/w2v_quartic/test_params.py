@@ -12,7 +12,7 @@ import pytest
 
 from stages.common.params import load_study
 from stages.w2v_quartic.params import W2VParams
-from tests.common.conftest import params_error
+from tests.helpers import params_error
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -59,7 +59,7 @@ def test_cross_field_rules(real):
 @pytest.mark.parametrize("step", ["train", "evaluate"])
 def test_stage_exits_2_on_bad_params(real, tmp_path, step):
     """The stage stops with exit status 2 and a message naming the key, before importing torch."""
-    from tests.common.conftest import code_copy
+    from tests.helpers import code_copy
 
     code_copy(tmp_path, params={"w2v_quartic.default.train.dynamics.init_scale": 0.0})
     env = {**os.environ, "CLAIMBENCH_TRACKING": "off"}

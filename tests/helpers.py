@@ -1,7 +1,8 @@
-"""Fixtures shared by the tests of stages.common."""
+"""Helpers the tests share (plain functions and constants; the shared fixtures are in
+tests/conftest.py): an offline environment, a params error's message, a code copy of the checkout,
+a stage run as a subprocess and what it must say when it stops."""
 from __future__ import annotations
 
-import copy
 import os
 import subprocess
 import sys
@@ -9,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+
+REPO = Path(__file__).resolve().parents[1]
 PYTHON = str(Path(sys.executable))
 OFFLINE_ENV = {
     "MLFLOW_DISABLE_TELEMETRY": "true",
@@ -20,21 +22,6 @@ OFFLINE_ENV = {
 }
 
 
-@pytest.fixture(scope="session")
-def real_params() -> dict:
-    """The repository's params, parsed (never written): ``common`` and every study's section, as
-    one mapping ``{"common": ..., "<study>": ...}``."""
-    from stages.common.params import read_params
-
-    return read_params(REPO)
-
-
-@pytest.fixture
-def params_copy(real_params) -> dict:
-    """A deep copy of params.yaml that a test may corrupt in memory."""
-    return copy.deepcopy(real_params)
-
-
 def isolate_env(mp: pytest.MonkeyPatch, base) -> None:
     """Offline, telemetry-free env with the MLflow store and artifacts inside ``base``."""
     for k, v in OFFLINE_ENV.items():
@@ -43,13 +30,6 @@ def isolate_env(mp: pytest.MonkeyPatch, base) -> None:
     mp.setenv("CLAIMBENCH_ARTIFACT_ROOT", (base / "artifacts").as_uri())
     mp.delenv("DVC_ROOT", raising=False)
     mp.delenv("CLAIMBENCH_PARENT_RUN_ID", raising=False)
-
-
-@pytest.fixture
-def offline_env(monkeypatch, tmp_path):
-    """Offline, telemetry-free env with an MLflow store inside tmp_path."""
-    isolate_env(monkeypatch, tmp_path)
-    return tmp_path
 
 
 def params_error(study: str, model, data: dict, profile: str | None = None) -> str:
@@ -68,18 +48,6 @@ def subprocess_env(**extra: str) -> dict:
     env.update(OFFLINE_ENV)
     env.update(extra)
     return env
-
-
-@pytest.fixture
-def sub_env():
-    """Build a subprocess env (see subprocess_env)."""
-    return subprocess_env
-
-
-@pytest.fixture
-def stage_env():
-    """Environment for running a study's stage as a subprocess: offline, MLflow off, one thread."""
-    return subprocess_env(CLAIMBENCH_TRACKING="off", OMP_NUM_THREADS="1")
 
 
 def run_chain(root: Path, env: dict, python_exe: str, chain, study: str, reports) -> dict:
@@ -152,18 +120,3 @@ def stops_without_input(tmp_path: Path, module: str, hint: str, env: dict, pytho
     assert res.returncode == 2, res.stderr
     assert hint in res.stderr and "Traceback" not in res.stderr, res.stderr
     return res.stderr
-
-
-@pytest.fixture
-def git_cmd():
-    """Run git in a folder with a throwaway identity; returns stdout."""
-    def run(root: Path, *args: str) -> str:
-        return subprocess.run(
-            ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args],
-            cwd=root, check=True, capture_output=True, text=True).stdout.strip()
-    return run
-
-
-@pytest.fixture(scope="session")
-def python_exe() -> str:
-    return PYTHON
