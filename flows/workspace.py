@@ -6,8 +6,8 @@ a scheduled deployment's profile) it runs in a workspace of its own,
 ``.claimbench/profiles/<profile>/`` (ignored by git):
 
 * the checkout's code and params (the files git lists, tracked or new), copied in before every
-  run, with ``common.profile`` set in that copy of params.yaml (ruamel round-trip: comments and
-  layout kept);
+  run, with ``common.profile`` set in that copy of params.yaml (``stages.common.params.set_profile``:
+  comments and layout kept);
 * its own outputs and dvc.lock files (DVC's outs are never copied in or out), so each profile's
   outputs stay up to date side by side and a second run on a profile runs only what changed;
 * the checkout's DVC cache (what one workspace made, another restores instead of computing) and
@@ -33,21 +33,6 @@ def active_profile(root: Path) -> str:
     from stages.common.params import read_params_file
 
     return read_params_file(root / "params.yaml")["common"]["profile"]
-
-
-def set_profile(params: Path, profile: str) -> None:
-    """Set ``common.profile`` in a params.yaml, keeping its comments and layout (ruamel)."""
-    from ruamel.yaml import YAML
-
-    yaml = YAML()                      # round-trip
-    yaml.preserve_quotes = True
-    yaml.width = 4096
-    data = yaml.load(params.read_text())
-    if not isinstance(data, dict) or not isinstance(data.get("common"), dict) or "profile" not in data["common"]:
-        raise ValueError(f"{params}: no common.profile to set")
-    data["common"]["profile"] = profile
-    with params.open("w") as f:
-        yaml.dump(data, f)
 
 
 def _listed(root: Path) -> list[str]:
@@ -113,6 +98,8 @@ def prepare_workspace(root: Path, ws: Path, profile: str) -> None:
     """Bring a profile's workspace up to date with the checkout's code and params, and point this
     process's environment (which the stage processes inherit) at the checkout's MLflow store."""
     changed = sync(root, ws)
+    from stages.common.params import set_profile
+
     set_profile(ws / "params.yaml", profile)
     _configure_dvc(root, ws)
     from stages.common import tracking

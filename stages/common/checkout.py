@@ -39,11 +39,9 @@ def copy_checkout(src: Path, dst: Path, profile: str | None = None, keep_outputs
         (dst / f).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(path, dst / f)
     if profile:
-        params = dst / "params.yaml"
-        text, n = re.subn(r"(?m)^(\s+profile:\s*)\w+", rf"\g<1>{profile}", params.read_text(), count=1)
-        if n != 1:
-            raise ValueError(f"{params}: no common.profile to set")
-        params.write_text(text)
+        from .params import set_profile
+
+        set_profile(dst / "params.yaml", profile)
     if only is not None:
         keep_studies(dst, only)
     _git(dst, "init", "-q")

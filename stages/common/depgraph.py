@@ -215,19 +215,14 @@ def _needed(root: Path, module: str, runs: list[str] = ()) -> list[str]:
 
 def rewrite_deps(text: str, stage_name: str, deps: list[str]) -> str:
     """dvc.yaml's text with stage ``stage_name``'s ``deps:`` list replaced by ``deps``; the rest
-    of the file (order, comments, other stages) untouched."""
-    lines = text.splitlines(keepends=True)
-    try:
-        start = lines.index(f"  {stage_name}:\n")
-    except ValueError:
-        raise KeyError(f"dvc.yaml has no stage {stage_name!r} at two-space indent") from None
-    i = start + 1
-    while i < len(lines) and (lines[i].startswith("    ") or not lines[i].strip()):
-        if lines[i] == "    deps:\n":
-            j = i + 1
-            while j < len(lines) and lines[j].startswith("      - "):
-                j += 1
-            new = [f"      - {d}\n" for d in deps]
-            return "".join(lines[:i + 1] + new + lines[j:])
-        i += 1
-    raise KeyError(f"stage {stage_name!r} has no block-style `deps:` list in dvc.yaml")
+    of the file (order, comments, other stages) untouched (ruamel round-trip)."""
+    from .params import dump_yaml, round_trip_yaml
+
+    data = round_trip_yaml().load(text)
+    stage = ((data or {}).get("stages") or {}).get(stage_name)
+    if stage is None:
+        raise KeyError(f"dvc.yaml has no stage {stage_name!r}")
+    if not isinstance(stage.get("deps"), list):
+        raise KeyError(f"stage {stage_name!r} has no `deps:` list in dvc.yaml")
+    stage["deps"][:] = deps
+    return dump_yaml(data)

@@ -121,6 +121,37 @@ def load_yaml(path: Path) -> Any:
         return yaml.load(fh, Loader=loader)
 
 
+def round_trip_yaml():
+    """ruamel's round-trip YAML, laid out as this repository's YAML files are (comments, quotes,
+    order and layout kept: loading and dumping any of its dvc.yaml files gives it back byte for
+    byte). Every edit of a YAML file goes through it, never through text substitution."""
+    from ruamel.yaml import YAML
+
+    y = YAML(typ="rt")
+    y.preserve_quotes = True
+    y.width = 4096
+    y.indent(mapping=2, sequence=4, offset=2)
+    return y
+
+
+def dump_yaml(data: Any) -> str:
+    """``data`` (loaded with :func:`round_trip_yaml`) as text."""
+    import io
+
+    out = io.StringIO()
+    round_trip_yaml().dump(data, out)
+    return out.getvalue()
+
+
+def set_profile(params_yaml: Path, profile: str) -> None:
+    """Set ``common.profile`` in a params.yaml, keeping everything else as it is."""
+    data = round_trip_yaml().load(params_yaml.read_text())
+    if not isinstance(data, dict) or not isinstance(data.get("common"), dict) or "profile" not in data["common"]:
+        raise ValueError(f"{params_yaml}: no common.profile to set")
+    data["common"]["profile"] = profile
+    params_yaml.write_text(dump_yaml(data))
+
+
 def read_params_file(path: str | os.PathLike | None = None) -> dict[str, Any]:
     """One params file as a mapping (the top-level ``params.yaml`` by default; ``.json`` files
     are read as JSON, anything else as YAML)."""

@@ -169,17 +169,6 @@ def study_problems(root: Path, claims_yaml: Path) -> list[str]:
     return problems(history(root, rel), _parse(claims_yaml.read_text()), rel)
 
 
-def _yaml_rt():
-    """ruamel's round-trip YAML (comments, quotes and layout kept), laid out as our files are."""
-    from ruamel.yaml import YAML
-
-    y = YAML(typ="rt")
-    y.preserve_quotes = True
-    y.width = 4096
-    y.indent(mapping=2, sequence=4, offset=2)
-    return y
-
-
 def backfill_registered(root: Path, claims_yaml: Path, known: dict[str, dt.date] | None = None) -> dict[str, dt.date]:
     """Give every claim of ``claims_yaml`` that has no ``registered`` date the day its current
     check first appeared in git history (``known`` overrides, by id: a check that moved to a new
@@ -187,7 +176,9 @@ def backfill_registered(root: Path, claims_yaml: Path, known: dict[str, dt.date]
     layout; returns {id: date written}. A claim not yet committed gets today's date."""
     rel = claims_yaml.relative_to(root).as_posix()
     versions = history(root, rel)
-    y = _yaml_rt()
+    from .params import round_trip_yaml
+
+    y = round_trip_yaml()
     data = y.load(claims_yaml.read_text())
     written = {}
     for c in data["claims"]:

@@ -59,22 +59,18 @@ def check_name(root: Path, name: str) -> None:
 
 def add_to_ledger(text: str, name: str) -> str:
     """The root dvc.yaml's text with the study's claims file and reports folder appended to the
-    ledger's deps (the ledger reads every study's claims against its metrics)."""
-    lines = text.splitlines(keepends=True)
-    try:
-        start = lines.index("  ledger:\n")
-    except ValueError:
-        raise ScaffoldError("dvc.yaml has no `ledger:` stage (at two-space indent)") from None
-    i = start + 1
-    while i < len(lines) and lines[i] != "    deps:\n":
-        i += 1
-    if i >= len(lines):
-        raise ScaffoldError("the ledger stage in dvc.yaml has no block-style `deps:` list")
-    j = i + 1
-    while j < len(lines) and lines[j].startswith("      - "):
-        j += 1
-    lines[j:j] = [f"      - stages/{name}/claims.yaml\n", f"      - reports/{name}\n"]
-    return "".join(lines)
+    ledger's deps (the ledger reads every study's claims against its metrics); the rest of the
+    file as it was (ruamel round-trip)."""
+    from .params import dump_yaml, round_trip_yaml
+
+    data = round_trip_yaml().load(text)
+    ledger = ((data or {}).get("stages") or {}).get("ledger")
+    if ledger is None:
+        raise ScaffoldError("dvc.yaml has no `ledger:` stage")
+    if not isinstance(ledger.get("deps"), list):
+        raise ScaffoldError("the ledger stage in dvc.yaml has no `deps:` list")
+    ledger["deps"].extend([f"stages/{name}/claims.yaml", f"reports/{name}"])
+    return dump_yaml(data)
 
 
 def new_study(root: Path, name: str, title: str = "", paper: str = "") -> list[Path]:
@@ -100,12 +96,12 @@ def new_study(root: Path, name: str, title: str = "", paper: str = "") -> list[P
         written.append(target)
     study_dvc = root / "stages" / name / "dvc.yaml"
     text = render((TEMPLATES / "dvc.yaml.tmpl").read_text(), values)
+    from .params import round_trip_yaml
+
     for step in ("prepare", "train", "evaluate"):      # code deps from what the modules import
         stage_name = f"{name}-{step}"
-        current = re.search(rf"(?m)^  {stage_name}:\n    wdir: [^\n]*\n    cmd: ([^\n]*)\n    deps:\n((?:      - [^\n]*\n)+)",
-                            text)
-        deps = [line[8:] for line in current.group(2).splitlines()]
-        new = planned_deps(root, deps, stage_module(current.group(1)))
+        spec = round_trip_yaml().load(text)["stages"][stage_name]
+        new = planned_deps(root, [str(d) for d in spec["deps"]], stage_module(spec["cmd"]))
         text = rewrite_deps(text, stage_name, new)
     write_text(study_dvc, text)
     written.append(study_dvc)

@@ -7,6 +7,7 @@ import pytest
 from prefect.states import Failed
 
 from flows import deploy, pipeline, plan, procs, runs, slots, workspace
+from stages.common import params as params_mod
 from stages.common.dvcfile import load_stages
 
 REPO = Path(__file__).resolve().parents[2]
@@ -77,7 +78,7 @@ def test_set_profile_rewrites_only_common_profile(tmp_path):
     (ruamel round-trip: comments and layout kept)."""
     text = (REPO / "params.yaml").read_text()
     (tmp_path / "params.yaml").write_text(text)
-    workspace.set_profile(tmp_path / "params.yaml", "paper")
+    params_mod.set_profile(tmp_path / "params.yaml", "paper")
     new = (tmp_path / "params.yaml").read_text()
     diff = [(a, b) for a, b in zip(text.splitlines(), new.splitlines()) if a != b]
     assert len(text.splitlines()) == len(new.splitlines())
@@ -85,7 +86,7 @@ def test_set_profile_rewrites_only_common_profile(tmp_path):
     assert diff[0][1].split("#")[1] == diff[0][0].split("#")[1]          # its comment kept
     (tmp_path / "bad.yaml").write_text("common:\n  seeds: {}\n")
     with pytest.raises(ValueError, match="no common.profile"):
-        workspace.set_profile(tmp_path / "bad.yaml", "paper")
+        params_mod.set_profile(tmp_path / "bad.yaml", "paper")
 
 
 def test_topological_order():
