@@ -4,7 +4,7 @@
 the registered model ``<study>-<name>`` (``autoopt-m1``, ``fgbench-text``). Each version is tagged
 with what made it:
 
-* ``git.commit``, ``git.dirty``, ``profile``, ``dvc.stage``, ``params.hash`` (as on the run);
+* ``mlflow.source.git.commit``, ``git.dirty``, ``profile``, ``dvc.stage``, ``params.hash`` (as on the run);
 * ``training_data.<path>``: the md5 DVC records in dvc.lock for each data dep of the stage (its
   deps outside ``stages/``; code is not data). The stage runs before DVC writes dvc.lock; the run
   already hashed every dep the way DVC does (its ``dep.<path>`` tags, :func:`.io.dvc_md5`, tested
@@ -50,7 +50,7 @@ ALIAS = "ledger"
 KIND_TAG, ML_KIND = "mlflow.experimentKind", "custom_model_development"
 VIEW_PREFIX, VIEW_ID, VIEW_NAME = "mlflow.sharedViewState.", "claims", "claims"
 DATA_TAG, METRICS_TAG = "training_data.", "metrics_file."
-RUN_TAGS = ("git.commit", "git.dirty", "profile", "dvc.stage", "params.hash")
+RUN_TAGS = ("mlflow.source.git.commit", "git.dirty", "profile", "dvc.stage", "params.hash")
 
 
 def registered_name(study: str, name: str) -> str:

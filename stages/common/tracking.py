@@ -39,6 +39,9 @@ from .params import flatten, repo_root
 T = TypeVar("T")
 ARTIFACT_MAX_BYTES = 20 * 1024 * 1024
 PARENT_ENV = "CLAIMBENCH_PARENT_RUN_ID"
+# MLflow's reserved tags (mlflow.utils.mlflow_tags): the run page's "Source" and "Created by"
+GIT_COMMIT_TAG, SOURCE_NAME_TAG, SOURCE_TYPE_TAG, USER_TAG = (
+    "mlflow.source.git.commit", "mlflow.source.name", "mlflow.source.type", "mlflow.user")
 ERROR_TAG, HOST_TAG, PID_TAG = "claimbench.error", "claimbench.host", "claimbench.pid"
 
 
@@ -159,7 +162,18 @@ def ensure_experiment(name: str, root: Path | None = None) -> str:
     return retry(get_or_create)
 
 
+def _user() -> str:
+    import getpass
+
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):       # no name for this uid (a container)
+        return str(os.getuid())
+
+
 def git_info(root: Path, ignore: Iterable[str] = ()) -> dict[str, str]:
+    """The commit (MLflow's reserved ``mlflow.source.git.commit``; ``none`` outside git) and
+    whether tracked files other than the stage's outs and dvc.lock differ from it (``git.dirty``)."""
     def git(*args: str) -> str:
         try:
             proc = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True,
@@ -171,7 +185,7 @@ def git_info(root: Path, ignore: Iterable[str] = ()) -> dict[str, str]:
     commit = git("rev-parse", "--verify", "-q", "HEAD") or "none"
     excludes = [f":(exclude){p}" for p in ("dvc.lock", *ignore)]
     dirty = bool(git("status", "--porcelain", "--untracked-files=no", "--", ".", *excludes))
-    return {"git.commit": commit, "git.dirty": str(dirty).lower()}
+    return {GIT_COMMIT_TAG: commit, "git.dirty": str(dirty).lower()}
 
 
 class StageRun:
@@ -198,6 +212,7 @@ class StageRun:
             **(process_tags() if process is None else
                {HOST_TAG: str(process["host"]), PID_TAG: str(process["pid"])}),
             "claimbench.threads": threads or os.environ.get("OMP_NUM_THREADS", "all cores"),
+            SOURCE_NAME_TAG: stage_name, SOURCE_TYPE_TAG: "LOCAL", USER_TAG: _user(),
             **git_info(self.root, ignore=self.outs),
         }
         self.dep_hashes = dep_hashes if dep_hashes is not None else hash_deps(self.root, self.deps)

@@ -110,7 +110,7 @@ def test_log_model_registers_a_tagged_version(tmp_path, monkeypatch, saved_model
     assert [v.run_id for v in versions] == [r.run_id for r in runs]
     tags = versions[1].tags
     commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True).stdout.strip()
-    assert tags["git.commit"] == commit and tags["profile"] == "smoke" and tags["dvc.stage"] == "t_study-train"
+    assert tags["mlflow.source.git.commit"] == commit and tags["profile"] == "smoke" and tags["dvc.stage"] == "t_study-train"
     assert tags["training_data.data/t_study/ds"] == dvc_md5(root / "data/t_study/ds")
     assert not any(k.startswith("training_data.stages/") for k in tags)
     assert tags["metrics_file." + METRICS] == dvc_md5(root / METRICS)

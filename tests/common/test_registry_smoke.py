@@ -43,7 +43,7 @@ def test_smoke_versions_carry_commit_profile_and_dvc_lock_hashes(store):
         assert data or name not in MODELS, f"{stage} has no data deps in dvc.lock"   # mtl_kd generates its own
         tagged = {k[len("training_data."):]: h for k, h in v.tags.items() if k.startswith("training_data.")}
         assert tagged == data, f"{name}: training-data hashes differ from dvc.lock"
-        assert v.tags["profile"] == "smoke" and v.tags["git.commit"] == head
+        assert v.tags["profile"] == "smoke" and v.tags["mlflow.source.git.commit"] == head
         metrics = {k[len("metrics_file."):]: h for k, h in v.tags.items() if k.startswith("metrics_file.")}
         assert metrics and all(dvc_md5(root / m) == h for m, h in metrics.items())   # what the ledger read
         assert c.get_run(v.run_id).data.tags["dvc.stage"] == stage

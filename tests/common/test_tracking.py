@@ -69,8 +69,8 @@ def test_run_tags(finished, repo):
     """Tags: git commit (HEAD of the repo), clean, dvc.stage, profile, params.hash, study/step."""
     run, r = finished
     tags = r.data.tags
-    assert tags["git.commit"] == _git(repo, "rev-parse", "HEAD")
-    assert len(tags["git.commit"]) == 40
+    assert tags["mlflow.source.git.commit"] == _git(repo, "rev-parse", "HEAD")
+    assert len(tags["mlflow.source.git.commit"]) == 40
     assert tags["git.dirty"] == "false"
     assert tags["dvc.stage"] == "t_study-train"
     assert tags["profile"] == "smoke"
@@ -222,18 +222,18 @@ def test_git_info_dirty_ignores_outs_and_lock(tmp_path):
     (tmp_path / "dep.txt").write_text("v2\n")
     info = tracking.git_info(tmp_path, ignore=["out.txt"])
     assert info["git.dirty"] == "true"
-    assert info["git.commit"] == _git(tmp_path, "rev-parse", "HEAD")
+    assert info["mlflow.source.git.commit"] == _git(tmp_path, "rev-parse", "HEAD")
 
 
 def test_git_info_outside_git_is_none(tmp_path):
     """Outside any git repository the commit is recorded as 'none'."""
-    assert tracking.git_info(tmp_path)["git.commit"] == "none"
+    assert tracking.git_info(tmp_path)["mlflow.source.git.commit"] == "none"
 
 
 def test_git_info_repo_without_commits_is_none(tmp_path):
     """A git repo with no commit yet has no HEAD: the commit must be 'none', not the literal 'HEAD'."""
     _git(tmp_path, "init", "-q")
-    assert tracking.git_info(tmp_path)["git.commit"] == "none"
+    assert tracking.git_info(tmp_path)["mlflow.source.git.commit"] == "none"
 
 
 # --------------------------------------------------------------------------------------

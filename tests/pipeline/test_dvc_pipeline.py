@@ -64,7 +64,7 @@ def test_dvc_repro_smoke(smoke_built, built_copy):
     assert sorted(r.info.run_name for r in runs) == ["evaluate", "evaluate", "prepare", "train"]
     lock = "".join(p.read_text() for p in sorted(repo_copy.glob("**/dvc.lock")))   # the root's and each study's
     for r in runs:
-        for tag in ("git.commit", "git.dirty", "dvc.stage", "profile", "params.hash"):
+        for tag in ("mlflow.source.git.commit", "git.dirty", "dvc.stage", "profile", "params.hash"):
             assert tag in r.data.tags
         assert r.data.tags["profile"] == "smoke"
         assert "params" and any(k.startswith("zipf_bigram.") for k in r.data.params)
