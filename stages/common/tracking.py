@@ -24,7 +24,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import random
 import signal
 import socket
 import subprocess
@@ -92,24 +91,59 @@ def sigterm_deferred():
             signal.raise_signal(signal.SIGTERM)
 
 
-def retry(fn: Callable[[], T], attempts: int = 8, base: float = 0.25) -> T:
-    """Call ``fn``, retrying on the transient errors of a shared sqlite store.
+def _chain(exc: BaseException) -> list[BaseException]:
+    """The exception and those it was raised from or during."""
+    out: list[BaseException] = []
+    while exc is not None and exc not in out:
+        out.append(exc)
+        exc = exc.__cause__ or exc.__context__
+    return out
+
+
+def transient(exc: BaseException) -> bool:
+    """A store error that passes: a busy or locked sqlite database (sqlite's or SQLAlchemy's
+    OperationalError, which MLflow re-raises as TEMPORARILY_UNAVAILABLE; also a schema race while two processes
+    migrate one store). Decided by type and MLflow's error code, not by message text."""
+    import sqlite3
+
+    import sqlalchemy.exc
+    from mlflow.exceptions import MlflowException
+
+    return any(isinstance(e, (sqlalchemy.exc.OperationalError, sqlite3.OperationalError)) or
+               (isinstance(e, MlflowException) and e.error_code == "TEMPORARILY_UNAVAILABLE")
+               for e in _chain(exc))
+
+
+def conflict(exc: BaseException) -> bool:
+    """Another process made the same named thing first (RESOURCE_ALREADY_EXISTS, or the
+    database's unique constraint): worth a retry only for a get-or-create."""
+    import sqlalchemy.exc
+    from mlflow.exceptions import MlflowException
+
+    return any(isinstance(e, sqlalchemy.exc.IntegrityError) or
+               (isinstance(e, MlflowException) and e.error_code == "RESOURCE_ALREADY_EXISTS")
+               for e in _chain(exc))
+
+
+def retry(fn: Callable[[], T], attempts: int = 8, base: float = 0.25, get_or_create: bool = False) -> T:
+    """Call ``fn`` (tenacity), retrying :func:`transient` store errors with jittered exponential
+    waits, and, for a ``get_or_create``, a :func:`conflict` (the other process's object is there
+    on the next try). Anything else is raised at once: a real integrity error, or a lost reply to
+    a create, which a retry could turn into a duplicate. (Connection errors to a tracking server
+    are retried by MLflow's own HTTP client.)
 
     A SIGTERM during the call waits until it returns (:func:`sigterm_deferred`): raised inside
     SQLAlchemy, mid-transaction, it left the store locked and the stage hung recording its
     failure."""
-    for i in range(attempts):
-        try:
-            with sigterm_deferred():
-                return fn()
-        except Exception as exc:  # noqa: BLE001 - filtered below
-            text = f"{type(exc).__name__}: {exc}".lower()
-            transient = any(s in text for s in ("database is locked", "operationalerror",
-                                                "duplicate column", "already exists",
-                                                "unique constraint", "connection"))
-            if not transient or i == attempts - 1:
-                raise
-            time.sleep(base * (2 ** i) * (1 + random.random()))
+    from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_random_exponential
+
+    def again(exc: BaseException) -> bool:
+        return transient(exc) or (get_or_create and conflict(exc))
+
+    for attempt in Retrying(retry=retry_if_exception(again), stop=stop_after_attempt(attempts),
+                            wait=wait_random_exponential(multiplier=base, max=30), reraise=True):
+        with attempt, sigterm_deferred():
+            return fn()
     raise AssertionError("unreachable")
 
 
@@ -159,7 +193,7 @@ def ensure_experiment(name: str, root: Path | None = None) -> str:
         return c.create_experiment(name, artifact_location=f"{base}/{name}" if base else None,
                                    tags=wanted)
 
-    return retry(get_or_create)
+    return retry(get_or_create, get_or_create=True)
 
 
 def _user() -> str:

@@ -277,3 +277,45 @@ def test_retry_does_not_retry_value_error():
     with pytest.raises(ValueError):
         tracking.retry(fn, attempts=5, base=0.0)
     assert len(calls) == 1
+
+
+def test_retry_knows_transient_errors_by_type_not_text():
+    """MLflow's TEMPORARILY_UNAVAILABLE raised from SQLAlchemy's OperationalError is retried; a
+    message that merely mentions a connection or a unique constraint is not; a name taken by
+    another process is retried only for a get-or-create."""
+    import sqlalchemy.exc
+    from mlflow.exceptions import MlflowException
+    from mlflow.protos.databricks_pb2 import INTERNAL_ERROR, RESOURCE_ALREADY_EXISTS, TEMPORARILY_UNAVAILABLE
+
+    def failing(excs):
+        calls = []
+
+        def fn():
+            calls.append(1)
+            if len(calls) <= len(excs):
+                raise excs[len(calls) - 1]
+            return "ok"
+        return fn, calls
+
+    def locked():
+        try:
+            raise sqlalchemy.exc.OperationalError("INSERT", {}, Exception("database is locked"))
+        except sqlalchemy.exc.OperationalError as e:
+            try:
+                raise MlflowException("database is locked", error_code=TEMPORARILY_UNAVAILABLE) from e
+            except MlflowException as m:
+                return m
+
+    fn, calls = failing([locked(), MlflowException("busy", error_code=TEMPORARILY_UNAVAILABLE)])
+    assert tracking.retry(fn, attempts=5, base=0.0) == "ok" and len(calls) == 3
+    for text in ("connection reset while creating the run", "UNIQUE constraint failed: runs.run_uuid"):
+        fn, calls = failing([MlflowException(text, error_code=INTERNAL_ERROR)])
+        with pytest.raises(MlflowException):
+            tracking.retry(fn, attempts=5, base=0.0)
+        assert len(calls) == 1
+    taken = MlflowException("experiment 's' already exists", error_code=RESOURCE_ALREADY_EXISTS)
+    fn, calls = failing([taken])
+    with pytest.raises(MlflowException):
+        tracking.retry(fn, attempts=5, base=0.0)
+    fn, calls = failing([taken])
+    assert tracking.retry(fn, attempts=5, base=0.0, get_or_create=True) == "ok" and len(calls) == 2
