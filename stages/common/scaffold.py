@@ -33,12 +33,17 @@ def camel(name: str) -> str:
 
 
 def render(text: str, values: dict[str, str]) -> str:
-    for key, value in values.items():
-        text = text.replace("{{" + key + "}}", value)
-    left = re.findall(r"\{\{\w+\}\}", text)
-    if left:
-        raise ScaffoldError(f"template placeholders without a value: {sorted(set(left))}")
-    return text
+    """A template of the study skeleton filled in (Jinja2: ``{{study}}``, ``{{title}}``, ...); a
+    placeholder with no value is an error, not an empty string. No autoescape: the templates are
+    Python, YAML, JSON and Markdown, not HTML."""
+    import jinja2
+
+    env = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
+                             autoescape=False)
+    try:
+        return env.from_string(text).render(**values)
+    except jinja2.UndefinedError as err:
+        raise ScaffoldError(f"template placeholders without a value: {err.message}") from None
 
 
 def check_name(root: Path, name: str) -> None:
