@@ -310,7 +310,7 @@ def test_failed_stage_marks_its_run_failed_with_the_error(mini_copy, monkeypatch
 
     monkeypatch.chdir(repo_copy)
     with pytest.raises(ValueError, match="boom"):
-        with stage("zipf_bigram", "evaluate", ZipfParams) as ctx:
+        with stage("zipf_bigram", "prepare", ZipfParams) as ctx:   # its inputs: code only
             run_id = ctx.run.run_id
             raise ValueError("boom: the fit did not converge")
     c = mlflow_client(repo_copy)
@@ -353,7 +353,7 @@ def test_sigterm_while_the_outs_are_logged_fails_the_run(mini_copy, monkeypatch,
     previous = signal.getsignal(signal.SIGTERM)
     try:
         with pytest.raises(SystemExit, match="terminated by signal SIGTERM"):
-            with stage("zipf_bigram", "evaluate", ZipfParams) as ctx:
+            with stage("zipf_bigram", "prepare", ZipfParams) as ctx:   # its inputs: code only
                 run_id = ctx.run.run_id
     finally:
         signal.signal(signal.SIGTERM, previous)
