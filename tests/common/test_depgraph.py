@@ -154,3 +154,23 @@ def test_keep_studies_cuts_the_dag_down_and_keeps_its_layout(tmp_path):
     assert (tmp_path / "stages/nac_b/claims.yaml").exists() and not (tmp_path / "stages/nac_b/dvc.yaml").exists()
     with pytest.raises(ValueError, match="no stages of nope"):
         keep_studies(tmp_path, ["nope"])
+
+
+def test_deps_write_rewrites_a_matrix_stage_once_under_its_dvc_yaml_key(tmp_path, stage_env, python_exe):
+    """escort_belief-train is a matrix stage (@0, @1): `claimbench deps --write` of both members
+    writes the one entry in dvc.yaml once, with the dep that was missing, and changes nothing else."""
+    import subprocess
+
+    from tests.helpers import code_copy
+
+    root = code_copy(tmp_path)
+    dvc_yaml = root / "stages/escort_belief/dvc.yaml"
+    committed = dvc_yaml.read_text()
+    dropped = "      - stages/escort_belief/stein.py\n      - stages/escort_belief/train.py\n"
+    assert dropped in committed
+    dvc_yaml.write_text(committed.replace(dropped, "      - stages/escort_belief/train.py\n", 1))
+    cli = [python_exe, "-m", "stages.common.cli", "deps"]
+    res = subprocess.run([*cli, "--write", "escort_belief-train@0", "escort_belief-train@1"], cwd=root,
+                         env=stage_env, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0 and res.stdout.count("deps rewritten") == 1, res.stdout + res.stderr
+    assert dvc_yaml.read_text() == committed
