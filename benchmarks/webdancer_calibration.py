@@ -11,46 +11,52 @@ import torch
 from stages.webdancer import agent
 from stages.webdancer.web import Layout, make_questions, make_sites, sample_trajectories
 
-torch.set_num_threads(1)
-n_sft = int(sys.argv[1]) if len(sys.argv) > 1 else 200
-iters = int(sys.argv[2]) if len(sys.argv) > 2 else 60
-seed = int(sys.argv[3]) if len(sys.argv) > 3 else 0
-ep = int(sys.argv[4]) if len(sys.argv) > 4 else 10
-rng = np.random.default_rng(seed)
-torch.manual_seed(seed)
-gen = torch.Generator().manual_seed(seed)
-lay = Layout(3, 3, int(os.environ.get("T",12)), 8)
-MS = 10
-tr_sites = make_sites(lay, 300, rng)
-te_sites = make_sites(lay, 200, rng)
-def qs(sites, n, depths):
-    s = rng.integers(0, len(sites["label"]), size=n)
-    return make_questions(lay, sites, s, depths, rng)
-sftq = qs(tr_sites, n_sft, rng.integers(1, 4, size=n_sft))
-rlq = qs(tr_sites, 1000, rng.integers(1, 4, size=1000))
-teq = qs(te_sites, 600, np.repeat([1, 2, 3], 200))
-t0 = time.process_time()
-obs, act, info = sample_trajectories(lay, tr_sites, sftq, 0.15, 0.1, MS, rng)
-print("traj", info, f"{time.process_time()-t0:.2f}s")
-def ev(pol, name):
-    ro = agent.rollout(pol, lay, te_sites, teq, np.arange(600), MS, None)
-    byd = [ro["reward"][teq["depth"] == d].mean() for d in (1, 2, 3)]
-    print(f"{name:12s} pass@1 {ro['reward'].mean():.3f} by depth {np.round(byd, 3)} steps {ro['steps'].mean():.2f}", flush=True)
-    return ro["reward"].mean()
-t0 = time.process_time()
-import os; D=int(os.environ.get("D",32)); L=int(os.environ.get("L",1)); LR=float(os.environ.get("LR",3e-3))
-pol = agent.make_policy(lay, D, L, 4)
-losses = agent.sft(pol, obs, act, ep, 64, LR, gen)
-print("sft loss", np.round(losses[::max(1, ep//5)], 3), f"{time.process_time()-t0:.2f}s")
-state = {k: v.clone() for k, v in pol.state_dict().items()}
-ev(pol, "sft")
-for name, init, noise in (("sft+rl", True, False), ("rl_scratch", False, False), ("sft+rl_coin", True, True)):
-    p = agent.make_policy(lay, D, L, 4)
-    if init:
-        p.load_state_dict(state)
+
+def main() -> None:
+    torch.set_num_threads(1)
+    n_sft = int(sys.argv[1]) if len(sys.argv) > 1 else 200
+    iters = int(sys.argv[2]) if len(sys.argv) > 2 else 60
+    seed = int(sys.argv[3]) if len(sys.argv) > 3 else 0
+    ep = int(sys.argv[4]) if len(sys.argv) > 4 else 10
+    rng = np.random.default_rng(seed)
+    torch.manual_seed(seed)
+    gen = torch.Generator().manual_seed(seed)
+    lay = Layout(3, 3, int(os.environ.get("T",12)), 8)
+    MS = 10
+    tr_sites = make_sites(lay, 300, rng)
+    te_sites = make_sites(lay, 200, rng)
+    def qs(sites, n, depths):
+        s = rng.integers(0, len(sites["label"]), size=n)
+        return make_questions(lay, sites, s, depths, rng)
+    sftq = qs(tr_sites, n_sft, rng.integers(1, 4, size=n_sft))
+    rlq = qs(tr_sites, 1000, rng.integers(1, 4, size=1000))
+    teq = qs(te_sites, 600, np.repeat([1, 2, 3], 200))
     t0 = time.process_time()
-    curve = agent.rl(p, lay, tr_sites, rlq, MS, iters, 32, 8, 1e-3, 0.2, 0.28, 1, gen, rng, reward_noise=noise)
-    print(name, "train curve", np.round(curve[::max(1, iters//6)], 2), f"{time.process_time()-t0:.2f}s")
-    ev(p, name)
-r = agent.random_agent(lay, te_sites, teq, np.arange(600), MS, rng)
-print("random pass@1", r["reward"].mean())
+    obs, act, info = sample_trajectories(lay, tr_sites, sftq, 0.15, 0.1, MS, rng)
+    print("traj", info, f"{time.process_time()-t0:.2f}s")
+    def ev(pol, name):
+        ro = agent.rollout(pol, lay, te_sites, teq, np.arange(600), MS, None)
+        byd = [ro["reward"][teq["depth"] == d].mean() for d in (1, 2, 3)]
+        print(f"{name:12s} pass@1 {ro['reward'].mean():.3f} by depth {np.round(byd, 3)} steps {ro['steps'].mean():.2f}", flush=True)
+        return ro["reward"].mean()
+    t0 = time.process_time()
+    D=int(os.environ.get("D",32)); L=int(os.environ.get("L",1)); LR=float(os.environ.get("LR",3e-3))
+    pol = agent.make_policy(lay, D, L, 4)
+    losses = agent.sft(pol, obs, act, ep, 64, LR, gen)
+    print("sft loss", np.round(losses[::max(1, ep//5)], 3), f"{time.process_time()-t0:.2f}s")
+    state = {k: v.clone() for k, v in pol.state_dict().items()}
+    ev(pol, "sft")
+    for name, init, noise in (("sft+rl", True, False), ("rl_scratch", False, False), ("sft+rl_coin", True, True)):
+        p = agent.make_policy(lay, D, L, 4)
+        if init:
+            p.load_state_dict(state)
+        t0 = time.process_time()
+        curve = agent.rl(p, lay, tr_sites, rlq, MS, iters, 32, 8, 1e-3, 0.2, 0.28, 1, gen, rng, reward_noise=noise)
+        print(name, "train curve", np.round(curve[::max(1, iters//6)], 2), f"{time.process_time()-t0:.2f}s")
+        ev(p, name)
+    r = agent.random_agent(lay, te_sites, teq, np.arange(600), MS, rng)
+    print("random pass@1", r["reward"].mean())
+
+
+if __name__ == "__main__":
+    main()
