@@ -21,7 +21,6 @@ from __future__ import annotations
 import filecmp
 import os
 import shutil
-import subprocess
 from pathlib import Path
 
 WORKSPACES = Path(".claimbench/profiles")
@@ -35,18 +34,11 @@ def active_profile(root: Path) -> str:
     return read_params_file(root / "params.yaml")["common"]["profile"]
 
 
-def _listed(root: Path) -> list[str]:
-    """The checkout's files as git sees them: tracked, and new ones it does not ignore."""
-    out = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=root,
-                         capture_output=True, text=True, check=True).stdout
-    return [f for f in out.split("\0") if f and (root / f).is_file()]
-
-
 def _outputs(root: Path) -> list[str]:
     """What DVC makes in a workspace: every stage's outs and every dvc.lock."""
     from stages.common.dvcfile import load_stages, pipeline_files
 
-    outs = [o.rstrip("/") for s in load_stages(root).values() for o in s.outs]
+    outs = [o for s in load_stages(root).values() for o in s.outs]
     locks = [p.with_name("dvc.lock").relative_to(root).as_posix() for p in pipeline_files(root)]
     return outs + locks
 
@@ -54,12 +46,11 @@ def _outputs(root: Path) -> list[str]:
 def sync(root: Path, ws: Path) -> int:
     """Copy the checkout's code and params into ``ws`` (not DVC's outputs or locks); remove what
     an earlier sync copied that the checkout no longer has. Returns how many files changed."""
+    from stages.common.checkout import listed_files
+    from stages.common.dvcfile import covered
+
     outputs = _outputs(root)
-
-    def is_output(f: str) -> bool:
-        return any(f == o or f.startswith(o + "/") for o in outputs)
-
-    files = [f for f in _listed(root) if not is_output(f)]
+    files = [f for f in listed_files(root) if not covered(f, outputs)]
     ws.mkdir(parents=True, exist_ok=True)
     changed = 0
     for f in files:

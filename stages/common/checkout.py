@@ -20,6 +20,13 @@ def _git(root: Path, *args: str) -> str:
                            *args], cwd=root, check=True, capture_output=True, text=True).stdout
 
 
+def listed_files(root: Path) -> list[str]:
+    """The checkout's files as git sees them (relative paths): tracked, and new ones it does not
+    ignore; folders and removed files left out."""
+    out = _git(root, "ls-files", "-co", "--exclude-standard", "-z")
+    return [f for f in out.split("\0") if f and (root / f).is_file()]
+
+
 def copy_checkout(src: Path, dst: Path, profile: str | None = None, keep_outputs: bool = False,
                   only: list[str] | None = None) -> Path:
     """Copy ``src``'s files to ``dst`` (a new git repo); optionally set ``common.profile``.
@@ -29,11 +36,8 @@ def copy_checkout(src: Path, dst: Path, profile: str | None = None, keep_outputs
     (and ``corpora`` when named) and the ledger, which then depends on them alone: a small
     pipeline for the tests of the machinery around stages.
     """
-    files = _git(src, "ls-files", "-co", "--exclude-standard").split()
-    for f in files:
+    for f in listed_files(src):
         path = src / f
-        if not path.is_file():
-            continue
         if not keep_outputs and (f.startswith(SKIP_PREFIXES) or Path(f).name in SKIP_FILES):
             continue
         (dst / f).parent.mkdir(parents=True, exist_ok=True)

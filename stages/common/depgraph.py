@@ -23,6 +23,8 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
+from .dvcfile import covered
+
 # path -> why editing it cannot change any stage's outputs
 INFRASTRUCTURE: dict[str, str] = {
     "stages/common/stage.py": "the wrapper around a stage's compute: validates params, checks inputs "
@@ -166,11 +168,6 @@ def code_deps(root: Path, module: str, runs: list[str] = ()) -> list[str]:
             continue
         out.append(rel)
     return sorted(out)
-
-
-def covered(path: str, deps: list[str]) -> bool:
-    """True when ``path`` is one of ``deps`` or inside a folder among them."""
-    return any(path == d.rstrip("/") or path.startswith(d.rstrip("/") + "/") for d in deps)
 
 
 def check_stage(root: Path, deps: list[str], module: str,

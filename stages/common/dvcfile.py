@@ -76,6 +76,12 @@ def expand_matrix(name: str, matrix: dict[str, Any]) -> list[tuple[str, dict[str
     return out
 
 
+def covered(path: str, folders: list[str]) -> bool:
+    """True when ``path`` is one of ``folders`` (deps, outs: paths relative to the root) or inside
+    one of them."""
+    return any(path == d.rstrip("/") or path.startswith(d.rstrip("/") + "/") for d in folders)
+
+
 def _paths(entries: list[Any] | None) -> list[str]:
     out = []
     for e in entries or []:

@@ -163,12 +163,14 @@ def missing_inputs(root: Path, stage_name: str, deps: list[str], stages: dict) -
     holds before any dvc.lock records the producer (a fresh checkout, a stage run by hand). A
     gate's outs (``meta: {gate: true}``: the params check's ``reports/params.ok``) only order the
     DAG and are not inputs; a dep folder holding several stages' outs is the consumer's to read."""
+    from .dvcfile import covered
+
     problems = []
     for d in (Path(d).as_posix().rstrip("/") for d in deps):
         for s in stages.values():
             if s.name == stage_name or s.meta.get("gate"):
                 continue
-            if any(d == o.rstrip("/") or d.startswith(o.rstrip("/") + "/") for o in s.outs):
+            if covered(d, s.outs):
                 if not (root / d).exists():
                     problems.append(f"{d} (made by stage {s.name}) is missing; run `dvc repro {s.address}`")
                 break

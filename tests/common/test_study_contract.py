@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from stages.common.depgraph import stage_module
-from stages.common.dvcfile import load_stages, upstream
+from stages.common.dvcfile import covered, load_stages, upstream
 from stages.common.params import PROFILES, load_study, read_params, study_params_files
 from stages.common.params_check import params_module
 
@@ -109,7 +109,7 @@ def without_input(study: str):
         producers = [STAGES[p] for p in edges[s.name] if not STAGES[p].meta.get("gate")]
         for dep in s.deps:
             for p in producers:
-                if any(dep == o.rstrip("/") or dep.startswith(o.rstrip("/") + "/") for o in p.outs):
+                if covered(dep, p.outs):
                     return s, p
     return None
 
