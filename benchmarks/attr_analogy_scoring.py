@@ -8,7 +8,7 @@
    one question at a time. Reports agreement (same hit/miss per question) and the speed ratio.
 2. Real text: our 3CosAdd on the covered Mikolov questions vs gensim's
    ``evaluate_word_analogies`` (questions-words.txt) on the same log M embeddings
-   (needs data/corpora/realtext: ``python -m stages.common.corpora realtext``).
+   (needs data/corpora/realtext: ``python -m stages.corpora realtext``).
 3. Spectrum of M: the Kronecker-factor eigenpairs (``exact_m_spectrum``) vs numpy's dense
    ``eigh`` of the 2^K x 2^K matrix: agreement of the leading eigenvalues and the speed ratio.
 """
@@ -99,7 +99,7 @@ def main() -> None:
               f"(score {score:.4f})")
         print(f"   time ours {t_o * 1e3:.1f} ms, gensim {t_g * 1e3:.1f} ms -> ours is {t_g / t_o:.1f}x faster")
     else:
-        print("2. skipped: data/corpora/realtext is missing (python -m stages.common.corpora realtext)")
+        print("2. skipped: data/corpora/realtext is missing (python -m stages.corpora realtext)")
 
     # 3. spectrum: Kronecker factors vs dense eigh ---------------------------------------------
     for KK in sorted({K, 12}):

@@ -58,7 +58,7 @@ def main() -> None:
     from stages.cdc_gs.splat import wavelet_complexity
     from stages.cdc_gs.train import fit_arms
     from stages.common.inference import judge
-    from stages.common.params import load_study
+    from stages.common.runtime.params import load_study
 
     torch.set_num_threads(1)
     _, p = load_study("cdc_gs", PARAMS, profile=a.profile)

@@ -33,7 +33,7 @@ def main() -> None:
     from stages.cdc_gs.prepare import load_image
     from stages.cdc_gs.train import ARMS, fit_arms
     from stages.common.device import limit_threads
-    from stages.common.params import load_study
+    from stages.common.runtime.params import load_study
 
     limit_threads()
     _, p = load_study("cdc_gs", PARAMS, profile=a.profile)

@@ -122,7 +122,7 @@ def worker(a) -> None:
     """One shard's train compute in this process; prints its digests as JSON on the last line."""
     import json
 
-    from stages.common.params import load_study
+    from stages.common.runtime.params import load_study
     from stages.escort_belief.params import EscortBeliefParams
 
     seeds = [int(s) for s in a.seeds.split(",")]
@@ -200,7 +200,7 @@ def main() -> None:
             ap.error("--matrix needs at least one shard")
         return matrix(seeds, a.matrix, a.profile)
 
-    from stages.common.params import load_study
+    from stages.common.runtime.params import load_study
     from stages.escort_belief.batch import CACHE_BYTES
     from stages.escort_belief.params import EscortBeliefParams
 

@@ -35,7 +35,7 @@ def main() -> None:
 
     from benchmarks._bench import best_of
     from stages.common.device import limit_threads
-    from stages.common.params import load_study
+    from stages.common.runtime.params import load_study
     from stages.mairl_entropy import games as G
     from stages.mairl_entropy import qre
     from stages.mairl_entropy.baselines import qre_by_mmd, qre_by_root

@@ -14,7 +14,7 @@ import time
 def main() -> None:
     import torch
 
-    from stages.common.params import load_study
+    from stages.common.runtime.params import load_study
     from stages.mpo import experiment as ex
     from stages.mpo.params import PARAMS
 

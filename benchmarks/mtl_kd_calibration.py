@@ -83,7 +83,7 @@ def fail_settings(kd_steps: int = 15, tiny_segment: int = 1, root: str = "."):
     gap-reduction check)."""
     from pathlib import Path
 
-    from stages.common.params import load_study, read_params
+    from stages.common.runtime.params import load_study, read_params
     from stages.mtl_kd.params import PARAMS
     from stages.mtl_kd.models import distill
 

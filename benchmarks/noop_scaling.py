@@ -22,8 +22,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from _bench import scratch, timed  # noqa: E402
-from stages.common.checkout import _git, copy_checkout  # noqa: E402
-from stages.common.dvcfile import load_stages, pipeline_files  # noqa: E402
+from stages.common.runtime.checkout import _git, copy_checkout  # noqa: E402
+from stages.common.runtime.dvcfile import load_stages, pipeline_files  # noqa: E402
 
 
 def studies_in(root: Path) -> list[str]:
@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
         have = studies_in(root)
         added = [f"scaffold_{i:02d}" for i in range(max(0, a.studies - len(have)))]
         for name in added:
-            timed([sys.executable, "-m", "stages.common.cli", "new-study", name], root, quiet=True)
+            timed([sys.executable, "-m", "claimbench.cli", "new-study", name], root, quiet=True)
         if added:
             _git(root, "add", "-A")
             _git(root, "commit", "-qm", "scaffolded studies")

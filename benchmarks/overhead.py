@@ -32,7 +32,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from _bench import scratch, timed  # noqa: E402
-from stages.common.checkout import _git, copy_checkout  # noqa: E402
+from stages.common.runtime.checkout import _git, copy_checkout  # noqa: E402
 
 NIL_STAGE = """
   nilbench-nothing:
@@ -51,7 +51,7 @@ NIL_STAGE = """
 """
 NIL_MODULE = '''"""A stage with no compute: params validated, one small metrics file written."""
 from stages.common.io import write_json
-from stages.common.stage import stage
+from stages.common.runtime.stage import stage
 
 from .params import PARAMS
 
@@ -71,7 +71,7 @@ def med(xs: list[float]) -> str:
 
 
 def add_nil_stage(root: Path) -> None:
-    timed([sys.executable, "-m", "stages.common.cli", "new-study", "nilbench"], root, quiet=True)
+    timed([sys.executable, "-m", "claimbench.cli", "new-study", "nilbench"], root, quiet=True)
     (root / "stages/nilbench/nothing.py").write_text(NIL_MODULE)
     with open(root / "stages/nilbench/dvc.yaml", "a") as fh:        # the study's own dvc.yaml
         fh.write(NIL_STAGE)
@@ -85,7 +85,7 @@ def stop_agents() -> None:
 
     for p in psutil.process_iter(["cmdline"]):
         cmd = p.info["cmdline"] or []
-        if "stages.common.tracking_agent" in cmd:
+        if "stages.common.runtime.tracking_agent" in cmd:
             p.send_signal(signal.SIGTERM)
             p.wait(10)
 

@@ -38,8 +38,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from _bench import env, scratch, stage_metrics, timed  # noqa: E402
-from stages.common.checkout import _git, copy_checkout  # noqa: E402
-from stages.common.dvcfile import load_stages  # noqa: E402
+from stages.common.runtime.checkout import _git, copy_checkout  # noqa: E402
+from stages.common.runtime.dvcfile import load_stages  # noqa: E402
 
 
 def studies_in(root: Path) -> list[str]:

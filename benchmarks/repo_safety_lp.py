@@ -30,7 +30,7 @@ def main() -> None:
     a = ap.parse_args()
     import numpy as np
 
-    from stages.common.params import load_study, read_params
+    from stages.common.runtime.params import load_study, read_params
     from stages.repo_safety.bandit import generate
     from stages.repo_safety.optimum import lp_highs, lp_pairs
     from stages.repo_safety.params import RepoSafetyParams

@@ -64,9 +64,9 @@ def main() -> None:
     import torch
 
     from stages.common.corpora import load_corpus, topics, write_corpus
-    from stages.common.corpora.stage import CorporaParams
+    from stages.corpora.stage import CorporaParams
     from stages.common.device import limit_threads
-    from stages.common.params import load_study
+    from stages.common.runtime.params import load_study
     from stages.w2v_quartic import model, scores, theory
     from stages.w2v_quartic.baseline import gensim_embeddings
     from stages.w2v_quartic.params import W2VParams

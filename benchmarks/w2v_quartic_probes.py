@@ -14,7 +14,7 @@
    them): the smallest overlap on the grid with gensim's mean < 0.93 (below the 0.95 ceiling of
    the check with room for seeds) and never-seen cells < 1% (statistics well estimated, as
    in the official code's runs on 1.6M Wikipedia articles with a 10k vocabulary).
-Corpora are generated into a temp folder from the corpora params (``stages/common/corpora/params.json``, ``corpora.<profile>.topics``).
+Corpora are generated into a temp folder from the corpora params (``stages/corpora/params.json``, ``corpora.<profile>.topics``).
 """
 from __future__ import annotations
 
@@ -37,9 +37,9 @@ def main() -> None:
     import numpy as np
 
     from stages.common.corpora import load_corpus, topics, write_corpus
-    from stages.common.corpora.stage import CorporaParams
+    from stages.corpora.stage import CorporaParams
     from stages.common.device import limit_threads
-    from stages.common.params import load_study
+    from stages.common.runtime.params import load_study
     from stages.w2v_quartic import scores, theory
     from stages.w2v_quartic.baseline import gensim_embeddings
     from stages.w2v_quartic.params import W2VParams

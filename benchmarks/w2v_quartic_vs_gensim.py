@@ -5,7 +5,7 @@ on the same corpus: wall time and the downstream score, with their ratios.
 
 The corpus and every setting come from stages/w2v_quartic/params.json (``w2v_quartic.<profile>.train.<corpus>``,
 the topic corpus of ``corpora.<profile>.topics`` with that name). If the corpus folder is not
-there (``dvc repro stages/common/corpora/dvc.yaml:corpora-topics`` not run), it is generated into a temp folder first. Times are
+there (``dvc repro stages/corpora/dvc.yaml:corpora-topics`` not run), it is generated into a temp folder first. Times are
 medians over ``--repeats``; ours includes building the target from the counts; gensim's is one
 seed (``workers=1``, as in the study). Score: precision@k topic retrieval (the study's score).
 """
@@ -33,8 +33,8 @@ def main() -> None:
     import torch
 
     from stages.common.corpora import corpus_path, topics, write_corpus
-    from stages.common.corpora.stage import CorporaParams
-    from stages.common.params import load_study
+    from stages.corpora.stage import CorporaParams
+    from stages.common.runtime.params import load_study
     from stages.w2v_quartic import model, scores, theory
     from stages.w2v_quartic.baseline import gensim_embeddings
     from stages.common.corpora import load_corpus

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from stages.common.params import repo_root
+from stages.common.runtime.params import repo_root
 
 FLOW_ENTRYPOINT = "flows/pipeline.py:pipeline"
 FLOW_NAME = "claimbench-pipeline"

@@ -52,8 +52,8 @@ from pathlib import Path
 from prefect import flow, get_run_logger, task
 from prefect.task_runners import ThreadPoolTaskRunner
 
-from stages.common.dvcfile import load_stages, upstream
-from stages.common.params import repo_root
+from stages.common.runtime.dvcfile import load_stages, upstream
+from stages.common.runtime.params import repo_root
 
 from .plan import CHECK_STAGE, branches, chain_seconds, flow_studies, plan
 from .procs import (NOT_RETRYABLE_EXIT, StageFailed, StageProcesses, api_target, dvc_api, dvc_env, killed_by,

@@ -8,12 +8,12 @@ import json
 from graphlib import TopologicalSorter
 from pathlib import Path
 
-from stages.common.dvcfile import load_stages, upstream
-from stages.common.params_check import STAGE as CHECK_STAGE
+from stages.common.runtime.dvcfile import PARAMS_STAGE as CHECK_STAGE
+from stages.common.runtime.dvcfile import load_stages, upstream
 
 from .procs import api_target, dvc_api, study_of
 
-# CHECK_STAGE: the stage that validates every study's params first (stages/common/params_check.py):
+# CHECK_STAGE: the stage that validates every study's params first (claimbench/params_check.py):
 # upstream of every stage, it belongs to no study and logs no MLflow run
 
 
@@ -103,7 +103,7 @@ def chain_seconds(root: Path, todo: list[str], edges: dict[str, set[str]], profi
     the longest chains first."""
     est: dict[str, float] = {}
     try:
-        from stages.common.params import read_params_file
+        from stages.common.runtime.params import read_params_file
 
         prof = profile or read_params_file(root / "params.yaml")["common"]["profile"]
         studies = json.loads((root / "stages/ledger/runs.json").read_text()).get(prof, {}).get("studies", {})

@@ -19,7 +19,7 @@ from typing import Callable
 from tenacity import retry, retry_if_exception, retry_if_result, stop_after_attempt, wait_exponential
 
 DVC_LOCK = threading.Lock()    # `dvc commit` / `dvc status` take DVC's repo lock: one at a time
-NOT_RETRYABLE_EXIT = 2         # a stage's "bad params / bad input" status (stages.common.stage)
+NOT_RETRYABLE_EXIT = 2         # a stage's "bad params / bad input" status (stages.common.runtime.stage)
 WORKSPACE_LOCK = ".dvc/tmp/claimbench-flow.lock"
 ATTEMPTS = 6                   # DVC calls that find DVC's lock taken: 0.5, 1, 2, 4, 8 s apart
 
@@ -193,7 +193,7 @@ def workspace_lock(root: Path):
 
 def remote_name(root: Path) -> str | None:
     """The default DVC remote's name, or None (then the flow neither pulls nor pushes)."""
-    from stages.common.remote import default
+    from stages.common.runtime.remote import default
 
     return default(root)
 

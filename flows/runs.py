@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from stages.common import tracking
+from stages.common.runtime import tracking
 
 from .plan import flow_studies
 from .procs import study_of

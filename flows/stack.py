@@ -31,7 +31,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from stages.common.params import repo_root
+from stages.common.runtime.params import repo_root
 
 HOST = "127.0.0.1"
 STATE_FILE = "stack.json"

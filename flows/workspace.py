@@ -6,7 +6,7 @@ a scheduled deployment's profile) it runs in a workspace of its own,
 ``.claimbench/profiles/<profile>/`` (ignored by git):
 
 * the checkout's code and params (the files git lists, tracked or new), copied in before every
-  run, with ``common.profile`` set in that copy of params.yaml (``stages.common.params.set_profile``:
+  run, with ``common.profile`` set in that copy of params.yaml (``stages.common.runtime.params.set_profile``:
   comments and layout kept);
 * its own outputs and dvc.lock files (DVC's outs are never copied in or out), so each profile's
   outputs stay up to date side by side and a second run on a profile runs only what changed;
@@ -29,14 +29,14 @@ SYNCED = ".claimbench-synced"          # in a workspace: the files last copied f
 
 def active_profile(root: Path) -> str:
     """The profile params.yaml names."""
-    from stages.common.params import read_params_file
+    from stages.common.runtime.params import read_params_file
 
     return read_params_file(root / "params.yaml")["common"]["profile"]
 
 
 def _outputs(root: Path) -> list[str]:
     """What DVC makes in a workspace: every stage's outs and every dvc.lock."""
-    from stages.common.dvcfile import load_stages, pipeline_files
+    from stages.common.runtime.dvcfile import load_stages, pipeline_files
 
     outs = [o for s in load_stages(root).values() for o in s.outs]
     locks = [p.with_name("dvc.lock").relative_to(root).as_posix() for p in pipeline_files(root)]
@@ -46,8 +46,8 @@ def _outputs(root: Path) -> list[str]:
 def sync(root: Path, ws: Path) -> int:
     """Copy the checkout's code and params into ``ws`` (not DVC's outputs or locks); remove what
     an earlier sync copied that the checkout no longer has. Returns how many files changed."""
-    from stages.common.checkout import listed_files
-    from stages.common.dvcfile import covered
+    from stages.common.runtime.checkout import listed_files
+    from stages.common.runtime.dvcfile import covered
 
     outputs = _outputs(root)
     files = [f for f in listed_files(root) if not covered(f, outputs)]
@@ -89,11 +89,11 @@ def prepare_workspace(root: Path, ws: Path, profile: str) -> None:
     """Bring a profile's workspace up to date with the checkout's code and params, and point this
     process's environment (which the stage processes inherit) at the checkout's MLflow store."""
     changed = sync(root, ws)
-    from stages.common.params import set_profile
+    from stages.common.runtime.params import set_profile
 
     set_profile(ws / "params.yaml", profile)
     _configure_dvc(root, ws)
-    from stages.common import tracking
+    from stages.common.runtime import tracking
 
     os.environ.setdefault("MLFLOW_TRACKING_URI", tracking.tracking_uri(root))
     artifacts = tracking.artifact_root(root)

@@ -60,7 +60,7 @@ def set_line(path: Path, old: str, new: str) -> None:
 def smoke_build(dst: Path) -> tuple[Path, str, float]:
     """``dvc repro`` of the whole DAG on the smoke profile in a fresh copy at ``dst``:
     (root, dvc's output, wall seconds)."""
-    from stages.common.checkout import copy_checkout
+    from stages.common.runtime.checkout import copy_checkout
 
     root = copy_checkout(REPO, dst, profile="smoke")
     t0 = time.perf_counter()
@@ -96,7 +96,7 @@ def copy_built(src: Path, dst: Path, with_store: bool = True) -> Path:
 
 
 def _study_stages(root: Path, study: str) -> list:
-    from stages.common.dvcfile import load_stages, upstream
+    from stages.common.runtime.dvcfile import load_stages, upstream
 
     stages = load_stages(root)
     mine = {n for n in stages if n.split("-")[0] == study}
@@ -119,8 +119,8 @@ def _study_stages(root: Path, study: str) -> list:
 
 def _json_or_bytes(path: Path):
     """What must come out the same: a JSON file's content, a CSV's rows, without wall-time
-    fields or columns (:func:`stages.common.checkout.is_wall_time`); any other file's bytes."""
-    from stages.common.checkout import is_wall_time, strip_wall_times
+    fields or columns (:func:`stages.common.runtime.checkout.is_wall_time`); any other file's bytes."""
+    from stages.common.runtime.checkout import is_wall_time, strip_wall_times
 
     if path.suffix == ".json":
         return strip_wall_times(json.loads(path.read_text()))
@@ -169,7 +169,7 @@ def compare_study(built: Path, work: Path, study: str, volatile: tuple[str, ...]
     ``volatile``: outs, or files inside a folder out (paths relative to the root), whose bytes may
     differ run to run (a plot of wall times, an MLflow model's creation time); they only have to
     exist. JSON files are compared without wall-time fields
-    (:func:`stages.common.checkout.strip_wall_times`)."""
+    (:func:`stages.common.runtime.checkout.strip_wall_times`)."""
     for s in _study_stages(work, study):
         for out in s.outs:
             if out in volatile:

@@ -190,7 +190,7 @@ def rerun_study(smoke_built, _reruns):
 def real_params() -> dict:
     """The repository's params, parsed (never written): ``common`` and every study's section, as
     one mapping ``{"common": ..., "<study>": ...}``."""
-    from stages.common.params import read_params
+    from stages.common.runtime.params import read_params
 
     return read_params(REPO)
 

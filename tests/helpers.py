@@ -34,7 +34,7 @@ def isolate_env(mp: pytest.MonkeyPatch, base) -> None:
 
 def params_error(study: str, model, data: dict, profile: str | None = None) -> str:
     """The message of the ParamsError that loading ``study`` from ``data`` raises (fails if none)."""
-    from stages.common.params import ParamsError, load_study
+    from stages.common.runtime.params import ParamsError, load_study
 
     with pytest.raises(ParamsError) as info:
         load_study(study, model, data, profile=profile)
@@ -66,7 +66,7 @@ def run_chain(root: Path, env: dict, python_exe: str, chain, study: str, reports
 def set_params(root: Path, values: dict[str, object]) -> None:
     """Set values by dotted key in the params files under ``root``: ``common.*`` in params.yaml,
     ``<study>.*`` in the study's own file, e.g. ``{"nac_b.default.prepare.rvi_tau": 1.5}``."""
-    from stages.common.params import params_file, read_params_file, write_params_file
+    from stages.common.runtime.params import params_file, read_params_file, write_params_file
 
     for dotted, value in values.items():
         *parents, key = dotted.split(".")

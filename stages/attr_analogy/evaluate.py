@@ -6,7 +6,7 @@ here from data/attr_analogy/results.json (written by the train step). Plots: acc
 """
 from __future__ import annotations
 
-from stages.common.stage import stage
+from stages.common.runtime.stage import stage
 
 from .params import AttrParams
 from .train import RESULTS

@@ -10,7 +10,7 @@ from typing import Annotated
 
 from pydantic import Field, model_validator
 
-from stages.common.params import Strict
+from stages.common.runtime.params import Strict
 
 CorpusName = Annotated[str, Field(pattern=r"^[a-z0-9_]+$")]
 PosInt = Annotated[int, Field(ge=1)]

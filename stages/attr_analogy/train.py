@@ -22,7 +22,7 @@ Outputs: data/attr_analogy/results.json (every curve) and reports/attr_analogy/t
 """
 from __future__ import annotations
 
-from stages.common.stage import fail, stage
+from stages.common.runtime.stage import fail, stage
 
 from .params import AttrParams
 

@@ -4,7 +4,7 @@ searches per question and search quality; the plot and its table.
 Outputs: reports/auto_refine/metrics.json, reports/auto_refine/em.png and reports/auto_refine/em.csv."""
 from __future__ import annotations
 
-from stages.common.stage import fail, stage
+from stages.common.runtime.stage import fail, stage
 
 from .params import PARAMS
 from .paths import KB, METRICS, PLOT, PLOT_DATA, POLICIES

@@ -4,7 +4,7 @@ Outputs: data/auto_refine/kb.json (documents as triples, questions as (subject, 
 subjects) and reports/auto_refine/prepare.json (sizes)."""
 from __future__ import annotations
 
-from stages.common.stage import stage
+from stages.common.runtime.stage import stage
 
 from .params import PARAMS
 from .paths import KB, PREPARE_METRICS

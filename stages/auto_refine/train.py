@@ -7,7 +7,7 @@ policy). Outputs: data/auto_refine/policies.pt, data/auto_refine/model (the refi
 pyfunc model) and reports/auto_refine/train.json."""
 from __future__ import annotations
 
-from stages.common.stage import fail, stage
+from stages.common.runtime.stage import fail, stage
 
 from .params import PARAMS
 from .paths import KB, MODEL, POLICIES, TRAIN_METRICS

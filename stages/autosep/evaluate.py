@@ -10,7 +10,7 @@ controls.png/.csv (each must check in the main setting and in the control where 
 """
 from __future__ import annotations
 
-from stages.common.stage import fail, stage
+from stages.common.runtime.stage import fail, stage
 
 from .params import PARAMS
 from .paths import CONTROLS_DATA, CONTROLS_PLOT, DATASET, METRICS, PLOT, PLOT_DATA, PROMPTS

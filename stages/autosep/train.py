@@ -8,7 +8,7 @@ Outputs: data/autosep/prompts.json, data/autosep/model, reports/autosep/train.js
 """
 from __future__ import annotations
 
-from stages.common.stage import fail, stage
+from stages.common.runtime.stage import fail, stage
 
 from .params import PARAMS
 from .paths import DATASET, MODEL, PROMPTS, TRAIN_METRICS

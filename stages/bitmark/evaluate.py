@@ -18,7 +18,7 @@ Outputs: reports/bitmark/metrics.json, delta_sweep.{png,csv}, robustness.{png,cs
 """
 from __future__ import annotations
 
-from stages.common.stage import fail, stage
+from stages.common.runtime.stage import fail, stage
 
 from .params import PARAMS
 from .paths import (DIGITS, METRICS, MODEL_CLEAN, MODEL_CONTROL, MODEL_RADIO, ROBUST_DATA, ROBUST_PLOT,

@@ -10,7 +10,7 @@ Outputs: data/bitmark/digits.npz (``train_pixels``, ``train_labels``, ``test_pix
 """
 from __future__ import annotations
 
-from stages.common.stage import stage
+from stages.common.runtime.stage import stage
 
 from .params import PARAMS
 from .paths import DIGITS, PREPARE_METRICS

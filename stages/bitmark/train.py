@@ -12,7 +12,7 @@ reports/bitmark/train.json.
 """
 from __future__ import annotations
 
-from stages.common.stage import fail, stage
+from stages.common.runtime.stage import fail, stage
 
 from .params import PARAMS
 from .paths import DIGITS, MODEL_CLEAN, MODEL_CONTROL, MODEL_RADIO, TRAIN_METRICS

@@ -10,7 +10,7 @@ CDC primitive centres, the ADC, loss-map and CDC renders).
 """
 from __future__ import annotations
 
-from stages.common.stage import fail, stage
+from stages.common.runtime.stage import fail, stage
 
 from .params import PARAMS
 from .paths import FITS, GRID, IMAGES, METRICS, PLOT, PLOT_DATA, RESULTS

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pydantic import Field, field_validator, model_validator
 
-from stages.common.params import Strict
+from stages.common.runtime.params import Strict
 
 # images scikit-image ships (skimage.data), offline
 SKIMAGE_IMAGES = ("camera", "astronaut", "coffee", "chelsea", "rocket", "coins", "moon", "brick", "grass",

@@ -8,7 +8,7 @@ size)) and reports/cdc_gs/prepare.json (per image: mean complexity, share of pix
 """
 from __future__ import annotations
 
-from stages.common.stage import stage
+from stages.common.runtime.stage import stage
 
 from .params import PARAMS
 from .paths import IMAGES, PREPARE_METRICS

@@ -20,7 +20,7 @@ the main count as an MLflow pyfunc model, logged and registered) and reports/cdc
 """
 from __future__ import annotations
 
-from stages.common.stage import fail, stage
+from stages.common.runtime.stage import fail, stage
 
 from .params import PARAMS
 from .paths import FITS, IMAGES, MODEL, TRAIN_METRICS

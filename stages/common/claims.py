@@ -28,7 +28,7 @@ from typing import Any, Literal, Optional, Union
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from .params import ParamsError
+from stages.common.base import ParamsError
 
 Op = Literal[">=", ">", "<=", "<", "between"]
 Rule = Literal["interval", "every_seed", "equivalence"]
@@ -179,7 +179,7 @@ def _plain(x: Any) -> Any:
     return f"<{type(x).__name__}>"
 
 
-from .inference import compare  # noqa: E402 - one comparison for the ledger and the rules
+from stages.common.inference import compare  # noqa: E402 - one comparison for the ledger and the rules
 
 
 def _number(raw: Any) -> float | None:
@@ -250,7 +250,7 @@ def _arm(metrics: dict, c: ClaimV2, metric: str, seeds: list[int]) -> tuple[list
 
 
 def _judged(values: list, c: ClaimV2, seeds: list[int]) -> dict[str, Any]:
-    from .inference import judge
+    from stages.common.inference import judge
 
     j = judge(values, c.op, c.threshold, c.rule)
     shown = seeds if len(values) == len(seeds) else ["all"]
@@ -273,7 +273,7 @@ def _evaluate_v2(cf: ClaimsFileV2, c: ClaimV2, metrics: dict[str, Any],
     own = _judged(values, c, seeds)
     row.update(own, seeds=list(seeds), measured=own["mean"])
     if b is not None and own["verdict"] != "not run":
-        from .inference import paired_effect
+        from stages.common.inference import paired_effect
 
         row["effect"] = paired_effect(a, b)
     row["constant"] = bool(own["n"] >= 2 and own["sd"] == 0.0 and not c.deterministic

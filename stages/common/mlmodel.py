@@ -32,7 +32,7 @@ def save_pyfunc(target: str | os.PathLike, code: str | os.PathLike, artifacts: M
     ``artifacts`` (name -> file or folder, copied in) and pip ``requirements`` (default: torch and
     numpy pinned to the installed versions). ``signature`` is an optional ``ModelSignature``.
     Returns ``target``."""
-    from .io import atomic_dir
+    from stages.common.io import atomic_dir
 
     code = Path(code)
     if not code.is_file():

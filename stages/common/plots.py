@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 from typing import Any, Iterable
 
-from .io import write_bytes, write_text
+from stages.common.io import write_bytes, write_text
 
 
 def new_figure(*args: Any, **kwargs: Any):

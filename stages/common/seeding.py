@@ -1,6 +1,6 @@
 """Seeding: every random source a stage uses starts from ``common.seed``.
 
-Kept apart from the stage wrapper (:mod:`stages.common.stage`, infrastructure) because it
+Kept apart from the stage wrapper (:mod:`stages.common.runtime.stage`, infrastructure) because it
 shapes every stage's outputs: every stage lists this file as a dep in dvc.yaml.
 """
 from __future__ import annotations

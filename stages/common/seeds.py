@@ -31,7 +31,7 @@ from __future__ import annotations
 import time
 from typing import Any, Callable, Iterable, Sequence, TypeVar
 
-from .seeding import seed_everything
+from stages.common.seeding import seed_everything
 
 R = TypeVar("R")
 

@@ -17,7 +17,7 @@ samples grid samples.png.
 """
 from __future__ import annotations
 
-from stages.common.stage import fail, stage
+from stages.common.runtime.stage import fail, stage
 
 from .params import PARAMS
 from .paths import CLASSIFIER, CONTROL, DATA, GRID, METRICS, MODEL_CORAL, MODEL_DDPM, PLOT, PLOT_DATA, RESULTS

@@ -11,7 +11,7 @@ reports/coral_diffusion/prepare.json.
 """
 from __future__ import annotations
 
-from stages.common.stage import stage
+from stages.common.runtime.stage import stage
 
 from .params import PARAMS
 from .paths import CLASSIFIER, DATA, PREPARE_METRICS

@@ -11,7 +11,7 @@ data/coral_diffusion/control.pt and reports/coral_diffusion/train.json.
 """
 from __future__ import annotations
 
-from stages.common.stage import fail, stage
+from stages.common.runtime.stage import fail, stage
 
 from .params import PARAMS
 from .paths import CONTROL, DATA, MODEL_CORAL, MODEL_DDPM, TRAIN_METRICS

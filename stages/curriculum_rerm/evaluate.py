@@ -13,7 +13,7 @@ reports/curriculum_rerm/metrics.json is what claims.yaml reads.
 """
 from __future__ import annotations
 
-from stages.common.stage import fail, stage
+from stages.common.runtime.stage import fail, stage
 
 from .params import CurriculumParams
 from .train import RESULTS, RIDGE_ARMS

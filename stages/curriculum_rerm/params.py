@@ -5,7 +5,7 @@ from typing import Annotated
 
 from pydantic import Field, model_validator
 
-from stages.common.params import Strict
+from stages.common.runtime.params import Strict
 
 
 class LambdaGrid(Strict):

@@ -14,7 +14,7 @@ robust_accuracy.csv, grid.png (clean / adversarial / prior-purified / AAOpt-puri
 """
 from __future__ import annotations
 
-from stages.common.stage import fail, stage
+from stages.common.runtime.stage import fail, stage
 
 from .params import PARAMS
 from .paths import DIGITS, GRID, METRICS, PLOT, PLOT_DATA, RESULTS, WEIGHTS

@@ -6,7 +6,7 @@ reports/diff_purify/prepare.json (sizes).
 """
 from __future__ import annotations
 
-from stages.common.stage import stage
+from stages.common.runtime.stage import stage
 
 from .params import PARAMS
 from .paths import DIGITS, PREPARE_METRICS

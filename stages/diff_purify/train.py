@@ -14,7 +14,7 @@ Outputs: data/diff_purify/weights.pt (every network's weights and sizes), data/d
 """
 from __future__ import annotations
 
-from stages.common.stage import fail, stage
+from stages.common.runtime.stage import fail, stage
 
 from .params import PARAMS
 from .paths import DIGITS, MODEL, TRAIN_METRICS, WEIGHTS

@@ -17,7 +17,7 @@ episode.gif, episode.png.
 """
 from __future__ import annotations
 
-from stages.common.stage import fail, stage
+from stages.common.runtime.stage import fail, stage
 
 from .params import PARAMS
 from .paths import (BASELINE_METRICS, CONFIG, DATA, METRICS, PLOT, PLOT_DATA, RENDER_GIF, RENDER_PNG, RETURN_DATA, RETURN_PLOT,

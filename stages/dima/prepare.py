@@ -9,7 +9,7 @@ train/test, fields s a r s2 ep t) and reports/dima/prepare.json (sizes, behaviou
 """
 from __future__ import annotations
 
-from stages.common.stage import stage
+from stages.common.runtime.stage import stage
 
 from .params import PARAMS
 from .paths import DATA, PREPARE_METRICS

@@ -15,7 +15,7 @@ registered) and reports/dima/train.json. Then the model-free baseline agent, SB3
 """
 from __future__ import annotations
 
-from stages.common.stage import fail, stage
+from stages.common.runtime.stage import fail, stage
 
 from .params import PARAMS
 from .paths import CONFIG, DATA, MODEL, TRAIN_METRICS, WEIGHTS

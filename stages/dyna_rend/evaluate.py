@@ -7,7 +7,7 @@ and its table reports/dyna_rend/success.csv (arm x condition), reports/dyna_rend
 """
 from __future__ import annotations
 
-from stages.common.stage import fail, stage
+from stages.common.runtime.stage import fail, stage
 
 from .params import CAMERAS, PARAMS
 from .paths import METRICS, PLOT, PLOT_DATA, SCENES, VIEWS_PLOT, WEIGHTS

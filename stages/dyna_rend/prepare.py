@@ -8,7 +8,7 @@ Outputs: data/dyna_rend/scenes.npz and reports/dyna_rend/prepare.json.
 """
 from __future__ import annotations
 
-from stages.common.stage import stage
+from stages.common.runtime.stage import stage
 
 from .params import PARAMS
 from .paths import PREPARE_METRICS, SCENES

@@ -9,7 +9,7 @@ reports/dyna_rend/train.json.
 """
 from __future__ import annotations
 
-from stages.common.stage import fail, stage
+from stages.common.runtime.stage import fail, stage
 
 from .params import CAMERAS, PARAMS
 from .paths import MODEL, SCENES, TRAIN_METRICS, WEIGHTS

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from stages.common.stage import fail, stage
+from stages.common.runtime.stage import fail, stage
 
 from .params import EfgAltPGParams
 from .prepare import REPORT as PREPARE_REPORT

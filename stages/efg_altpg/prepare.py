@@ -10,7 +10,7 @@ Writes data/efg_altpg/games/<game>.npz (+ .efg) and reports/efg_altpg/prepare.js
 """
 from __future__ import annotations
 
-from stages.common.stage import stage
+from stages.common.runtime.stage import stage
 
 from .params import EfgAltPGParams
 

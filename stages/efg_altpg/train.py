@@ -17,7 +17,7 @@ from __future__ import annotations
 import time
 import zlib
 
-from stages.common.stage import fail, stage
+from stages.common.runtime.stage import fail, stage
 
 from .params import EfgAltPGParams
 from .prepare import GAMES, load_game, random_game_names

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from stages.common.stage import fail, stage
+from stages.common.runtime.stage import fail, stage
 
 from .params import EnsembleTailParams
 

@@ -18,7 +18,7 @@ def main() -> None:
     a = ap.parse_args()
     if a.seed < 1000:
         ap.error(f"--seed {a.seed}: the ablation runs calibration seeds (>= 1000) only")
-    from stages.common.params import load_study
+    from stages.common.runtime.params import load_study
 
     from .lightdark import run_episodes
     from .params import EscortBeliefParams

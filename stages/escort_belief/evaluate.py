@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import json
 
-from stages.common.stage import fail, stage
+from stages.common.runtime.stage import fail, stage
 
 from .params import EscortBeliefParams
 from .prepare import PROBLEMS

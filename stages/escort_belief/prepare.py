@@ -14,7 +14,7 @@ reports/escort_belief/prepare.json (sizes; per seed, how multi-modal the exact b
 """
 from __future__ import annotations
 
-from stages.common.stage import stage
+from stages.common.runtime.stage import stage
 
 from .params import EscortBeliefParams
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import zlib
 
-from stages.common.stage import fail, stage
+from stages.common.runtime.stage import fail, stage
 
 from .params import FGBenchParams
 

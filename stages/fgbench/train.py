@@ -13,7 +13,7 @@ data/fgbench/text_model (the text models as an MLflow pyfunc model, logged and r
 """
 from __future__ import annotations
 
-from stages.common.stage import fail, stage
+from stages.common.runtime.stage import fail, stage
 
 from .params import FGBenchParams
 

@@ -12,7 +12,7 @@ reports/gara_sam/iou_by_group.png with its data iou_by_group.csv, and reports/ga
 """
 from __future__ import annotations
 
-from stages.common.stage import fail, stage
+from stages.common.runtime.stage import fail, stage
 
 from .params import PARAMS
 from .paths import METRICS, PLOT, PLOT_DATA, RANK_PLOT, RESULTS, SCENES, WEIGHTS

@@ -10,7 +10,7 @@ Outputs: data/gara_sam/scenes.npz and reports/gara_sam/prepare.json (sizes, cond
 """
 from __future__ import annotations
 
-from stages.common.stage import stage
+from stages.common.runtime.stage import stage
 
 from .params import PARAMS
 from .paths import PREPARE_METRICS, SCENES

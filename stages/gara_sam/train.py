@@ -14,7 +14,7 @@ segmenter as an MLflow pyfunc model, logged and registered) and reports/gara_sam
 """
 from __future__ import annotations
 
-from stages.common.stage import fail, stage
+from stages.common.runtime.stage import fail, stage
 
 from .params import PARAMS
 from .paths import MODEL, SCENES, TRAIN_METRICS, WEIGHTS

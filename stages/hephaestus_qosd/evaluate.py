@@ -11,7 +11,7 @@ instance and method), cost_vs_optimum.png and its data cost_vs_optimum.csv.
 """
 from __future__ import annotations
 
-from stages.common.stage import fail, stage
+from stages.common.runtime.stage import fail, stage
 
 from .params import PARAMS
 from .paths import INSTANCES, METRICS, MODEL, PLOT, PLOT_DATA, RESULTS

@@ -7,7 +7,7 @@ every graph is solved under every kind) and reports/hephaestus_qosd/prepare.json
 """
 from __future__ import annotations
 
-from stages.common.stage import stage
+from stages.common.runtime.stage import stage
 
 from .params import PARAMS
 from .paths import INSTANCES, PREPARE_METRICS

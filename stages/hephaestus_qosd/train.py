@@ -9,7 +9,7 @@ Outputs: data/hephaestus_qosd/model (MLflow model folder) and reports/hephaestus
 """
 from __future__ import annotations
 
-from stages.common.stage import fail, stage
+from stages.common.runtime.stage import fail, stage
 
 from .params import PARAMS
 from .paths import INSTANCES, MODEL, TRAIN_METRICS

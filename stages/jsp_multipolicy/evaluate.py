@@ -8,7 +8,7 @@ reports/jsp_multipolicy/gaps.png and its table reports/jsp_multipolicy/gaps.csv.
 """
 from __future__ import annotations
 
-from stages.common.stage import fail, stage
+from stages.common.runtime.stage import fail, stage
 
 from .params import PARAMS
 from .paths import METRICS, MODELS, PLOT, PLOT_DATA, SETS, TEST_SET

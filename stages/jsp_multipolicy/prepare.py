@@ -11,7 +11,7 @@ reports/jsp_multipolicy/prepare.json (optimal fractions, solve times).
 """
 from __future__ import annotations
 
-from stages.common.stage import stage
+from stages.common.runtime.stage import stage
 
 from .params import PARAMS
 from .paths import PREPARE_METRICS, SETS, TEST_SET

@@ -11,7 +11,7 @@ steps/s, last losses and training makespans).
 """
 from __future__ import annotations
 
-from stages.common.stage import stage
+from stages.common.runtime.stage import stage
 
 from .params import PARAMS
 from .paths import MLFLOW_MODELS, MODELS, TRAIN_METRICS

@@ -9,7 +9,7 @@ variants.png, rollouts.gif.
 """
 from __future__ import annotations
 
-from stages.common.stage import fail, stage
+from stages.common.runtime.stage import fail, stage
 
 from .params import PARAMS
 from .paths import GIF, MAZES, MAZES_PNG, METRICS, MODELS, PLOT, PLOT_DATA

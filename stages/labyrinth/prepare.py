@@ -7,7 +7,7 @@ Outputs: data/labyrinth/mazes.json ({variant: {split: [maze]}}) and reports/laby
 """
 from __future__ import annotations
 
-from stages.common.stage import stage
+from stages.common.runtime.stage import stage
 
 from .params import PARAMS
 from .paths import MAZES, PREPARE_METRICS

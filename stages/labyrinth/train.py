@@ -6,7 +6,7 @@ MLflow pyfunc folders ``bc_pyfunc`` / ``dagger_pyfunc``) and reports/labyrinth/t
 """
 from __future__ import annotations
 
-from stages.common.stage import fail, stage
+from stages.common.runtime.stage import fail, stage
 
 from .params import PARAMS
 from .paths import MAZES, MODELS, TRAIN_METRICS

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import yaml
 
-from stages.common.stage import stage
+from stages.common.runtime.stage import stage
 
 from .format import VERDICTS, check_text, figure_name, figure_text, fmt, verdict_of
 from .params import LedgerParams

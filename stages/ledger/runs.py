@@ -10,7 +10,7 @@ that *is* a dep of the ledger stage:
 
 For every stage the studies' ``dvc.yaml`` files define it picks, on that profile, the latest FINISHED
 run of that stage (tag ``dvc.stage``) whose recorded dep hashes (tags ``dep.<path>``, set by
-stages/common/tracking.py) all equal the lock's (``exact: true``: it saw exactly the inputs the
+stages/common/runtime/tracking.py) all equal the lock's (``exact: true``: it saw exactly the inputs the
 committed outputs were made from); failing that, the latest FINISHED run of the stage
 (``exact: false``: its inputs differ, e.g. it ran before an infrastructure edit that DVC recorded
 without re-running, and the page marks it so). Stages with no run at all are listed as missing. Compute time is the runs'
@@ -34,7 +34,7 @@ def study_stages(root: Path) -> dict[str, dict[str, str]]:
     define (not the root's ledger), with the dep hashes their dvc.lock entries recorded (none
     for a stage never run). The DAG decides which stages there are: a lock entry left by a
     stage since removed is not one."""
-    from stages.common.dvcfile import load_lock, load_stages
+    from stages.common.runtime.dvcfile import load_lock, load_stages
 
     lock = load_lock(root)
     out = {}

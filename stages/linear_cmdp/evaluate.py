@@ -15,7 +15,7 @@ Writes reports/linear_cmdp/metrics.json, regret_vs_K.png, violations.png and the
 from __future__ import annotations
 
 from stages.common.fits import loglog_slope, loglog_slopes
-from stages.common.stage import fail, stage
+from stages.common.runtime.stage import fail, stage
 
 from .params import LinearCmdpParams
 from .prepare import INSTANCES, PREPARE_METRICS

@@ -13,7 +13,7 @@ reports/linear_cmdp/prepare.json.
 """
 from __future__ import annotations
 
-from stages.common.stage import fail, stage
+from stages.common.runtime.stage import fail, stage
 
 from .params import LinearCmdpParams
 

@@ -12,7 +12,7 @@ reports/linear_cmdp/train.json (what ran, and how long it took).
 """
 from __future__ import annotations
 
-from stages.common.stage import fail, stage
+from stages.common.runtime.stage import fail, stage
 
 from .params import LinearCmdpParams
 from .prepare import INSTANCES, setup_seed

@@ -9,7 +9,7 @@ foarl_curve.png/.csv.
 """
 from __future__ import annotations
 
-from stages.common.stage import fail, stage
+from stages.common.runtime.stage import fail, stage
 
 from .params import PARAMS
 from .paths import CURVE_DATA, CURVE_PLOT, DATASET, METRICS, MODELS, PLOT, PLOT_DATA, TRAIN_METRICS

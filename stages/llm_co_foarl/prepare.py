@@ -6,7 +6,7 @@ each a list of solved instances) and reports/llm_co_foarl/prepare.json (sizes, m
 """
 from __future__ import annotations
 
-from stages.common.stage import stage
+from stages.common.runtime.stage import stage
 
 from .params import PARAMS
 from .paths import DATASET, PREPARE_METRICS

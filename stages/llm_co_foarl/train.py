@@ -11,7 +11,7 @@ reports/llm_co_foarl/train.json (losses, FOARL curve, CPU seconds per phase).
 """
 from __future__ import annotations
 
-from stages.common.stage import fail, stage
+from stages.common.runtime.stage import fail, stage
 
 from .params import PARAMS
 from .paths import DATASET, MLFLOW_MODEL, MODELS, TRAIN_METRICS

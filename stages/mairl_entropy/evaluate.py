@@ -7,7 +7,7 @@ their numbers as CSV for ``dvc plots``.
 """
 from __future__ import annotations
 
-from stages.common.stage import stage
+from stages.common.runtime.stage import stage
 
 from .params import MairlParams
 

@@ -5,7 +5,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from stages.common.params import Strict
+from stages.common.runtime.params import Strict
 
 PositiveTau = Annotated[float, Field(gt=0, le=100)]
 

@@ -7,7 +7,7 @@ transitions and stakes), ``data/mairl_entropy/card.json`` (what was generated, h
 """
 from __future__ import annotations
 
-from stages.common.stage import stage
+from stages.common.runtime.stage import stage
 
 from .params import MairlParams
 

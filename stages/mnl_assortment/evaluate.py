@@ -16,7 +16,7 @@ comparison, plots; reports/mnl_assortment/metrics.json is what claims.yaml reads
 from __future__ import annotations
 
 from stages.common.fits import loglog_slope
-from stages.common.stage import fail, stage
+from stages.common.runtime.stage import fail, stage
 
 from .params import MnlAssortmentParams
 from .train import RESULTS

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from pydantic import Field, model_validator
 
-from stages.common.params import Strict
+from stages.common.runtime.params import Strict
 
 Radius = Annotated[float, Field(gt=0, le=6)]
 SampleSize = Annotated[int, Field(ge=10, le=1_000_000)]

@@ -17,7 +17,7 @@ from __future__ import annotations
 import time
 
 from stages.common.io import write_npz
-from stages.common.stage import fail, stage
+from stages.common.runtime.stage import fail, stage
 
 from .params import MnlAssortmentParams
 from .prepare import ENV

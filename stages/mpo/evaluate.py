@@ -7,7 +7,7 @@ held-out draws, with a 90 % t interval).
 """
 from __future__ import annotations
 
-from stages.common.stage import fail, stage
+from stages.common.runtime.stage import fail, stage
 
 from .params import PARAMS
 from .paths import METRICS, MODELS, PLOT, PLOT_DATA, RESULTS

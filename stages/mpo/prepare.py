@@ -12,7 +12,7 @@ reports/mpo/prepare.json (sizes, label accuracy per setting).
 """
 from __future__ import annotations
 
-from stages.common.stage import stage
+from stages.common.runtime.stage import stage
 
 from .params import PARAMS
 from .paths import DATASET, PREPARE_METRICS, REFERENCE

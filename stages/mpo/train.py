@@ -8,7 +8,7 @@ folders, logged and registered) and reports/mpo/train.json.
 """
 from __future__ import annotations
 
-from stages.common.stage import fail, stage
+from stages.common.runtime.stage import fail, stage
 
 from .params import PARAMS
 from .paths import DATASET, MODELS, REFERENCE, RESULTS, TRAIN_METRICS

@@ -9,7 +9,7 @@ reports/mtl_kd/gaps.png and its table reports/mtl_kd/gaps.csv.
 """
 from __future__ import annotations
 
-from stages.common.stage import fail, stage
+from stages.common.runtime.stage import fail, stage
 
 from .params import PARAMS
 from .paths import METRICS, MODELS, PLOT, PLOT_DATA, TESTSETS

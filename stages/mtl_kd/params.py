@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pydantic import Field, model_validator
 
-from stages.common.params import Strict
+from stages.common.runtime.params import Strict
 
 KNOWN = ("cvrp", "ovrp", "vrptw", "ovrptw")
 

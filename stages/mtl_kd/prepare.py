@@ -7,7 +7,7 @@ in floats by vrp.route_cost, ``ref_int``: PyVRP's integer cost) and reports/mtl_
 """
 from __future__ import annotations
 
-from stages.common.stage import stage
+from stages.common.runtime.stage import stage
 
 from .params import PARAMS
 from .paths import PREPARE_METRICS, TESTSETS

@@ -10,7 +10,7 @@ as an MLflow pyfunc model, logged and registered as ``mtl_kd-student``) and repo
 """
 from __future__ import annotations
 
-from stages.common.stage import stage
+from stages.common.runtime.stage import stage
 
 from .params import PARAMS
 from .paths import MODELS, STUDENT_MODEL, TRAIN_METRICS

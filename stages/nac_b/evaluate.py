@@ -15,7 +15,7 @@ plots; reports/nac_b/metrics.json is what claims.yaml reads.
 from __future__ import annotations
 
 from stages.common.fits import loglog_slope, loglog_slopes
-from stages.common.stage import fail, stage
+from stages.common.runtime.stage import fail, stage
 
 from .params import NacBParams
 from .train import RESULTS

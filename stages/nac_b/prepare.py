@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import time
 
-from stages.common.stage import stage
+from stages.common.runtime.stage import stage
 
 from .params import NacBParams
 

@@ -8,7 +8,7 @@ Writes data/nav_knowledge/worlds.json and reports/nav_knowledge/prepare.json.
 """
 from __future__ import annotations
 
-from stages.common.stage import stage
+from stages.common.runtime.stage import stage
 
 from .params import NavKnowledgeParams
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import gc
 import time
 
-from stages.common.stage import stage
+from stages.common.runtime.stage import stage
 
 from .params import NavKnowledgeParams
 

@@ -6,7 +6,7 @@ and its table reports/noisy_grpo/accuracy.csv (one row per method and split).
 """
 from __future__ import annotations
 
-from stages.common.stage import fail, stage
+from stages.common.runtime.stage import fail, stage
 
 from .params import PARAMS
 from .paths import DATASET, METRICS, PLOT, PLOT_DATA, POLICIES

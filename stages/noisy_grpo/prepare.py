@@ -6,7 +6,7 @@ reports/noisy_grpo/prepare.json (sizes, SFT chain accuracy, and the disjointness
 """
 from __future__ import annotations
 
-from stages.common.stage import fail, stage
+from stages.common.runtime.stage import fail, stage
 
 from .params import PARAMS
 from .paths import DATASET, PREPARE_METRICS

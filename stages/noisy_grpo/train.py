@@ -7,7 +7,7 @@ NoisyGRPO policy as an MLflow pyfunc model, logged and registered) and reports/n
 """
 from __future__ import annotations
 
-from stages.common.stage import fail, stage
+from stages.common.runtime.stage import fail, stage
 
 from .params import PARAMS
 from .paths import DATASET, MODEL, POLICIES, TRAIN_METRICS

@@ -8,7 +8,7 @@ reports/purpcode/safety_utility.csv.
 """
 from __future__ import annotations
 
-from stages.common.stage import fail, stage
+from stages.common.runtime.stage import fail, stage
 
 from .params import PARAMS
 from .paths import DATASET, METRICS, MODELS, PLOT, PLOT_DATA, RESULTS

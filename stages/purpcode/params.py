@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pydantic import Field, field_validator, model_validator
 
-from stages.common.params import Strict
+from stages.common.runtime.params import Strict
 
 # bandit's informational findings: importing subprocess / pickle and calling subprocess without a
 # shell. Every subprocess call is flagged B603 and every such import B404/B403, however it is written.

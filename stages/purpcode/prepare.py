@@ -9,7 +9,7 @@ Outputs: data/purpcode/dataset.json and reports/purpcode/prepare.json (sizes, sh
 """
 from __future__ import annotations
 
-from stages.common.stage import stage
+from stages.common.runtime.stage import stage
 
 from .params import PARAMS
 from .paths import DATASET, PREPARE_METRICS

@@ -17,7 +17,7 @@ weights go to data/purpcode/models.pt; the PurpCode model is also saved as an ML
 """
 from __future__ import annotations
 
-from stages.common.stage import fail, stage
+from stages.common.runtime.stage import fail, stage
 
 from .params import PARAMS
 from .paths import DATASET, MODEL, MODELS, TRAIN_METRICS

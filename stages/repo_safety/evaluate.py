@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 
-from stages.common.stage import fail, stage
+from stages.common.runtime.stage import fail, stage
 
 from .params import RepoSafetyParams
 from .prepare import METRICS as PREPARE, fraction_key

@@ -15,7 +15,7 @@ instance's lambda*, correlation, rejections), reports/repo_safety/prepare.json.
 """
 from __future__ import annotations
 
-from stages.common.stage import stage
+from stages.common.runtime.stage import stage
 
 from .params import RepoSafetyParams
 

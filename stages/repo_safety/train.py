@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import time
 
-from stages.common.stage import fail, stage
+from stages.common.runtime.stage import fail, stage
 
 from .params import RepoSafetyParams
 from .prepare import INSTANCES, fraction_key, load

@@ -9,7 +9,7 @@ data reward_vs_fd.csv, samples.png (teacher, R0, distillation + reward).
 """
 from __future__ import annotations
 
-from stages.common.stage import fail, stage
+from stages.common.runtime.stage import fail, stage
 
 from .params import PARAMS
 from .paths import GRID, METRICS, MODELS, PLOT, PLOT_DATA, SAMPLES

@@ -11,7 +11,7 @@ MLflow pyfunc (data/reward_instruct/teacher_model, registered) and reports/rewar
 """
 from __future__ import annotations
 
-from stages.common.stage import stage
+from stages.common.runtime.stage import stage
 
 from .params import PARAMS
 from .paths import MODELS, PREPARE_METRICS, TEACHER_MODEL

@@ -15,7 +15,7 @@ Outputs: data/reward_instruct/samples.npz, the R0 generator as an MLflow pyfunc
 """
 from __future__ import annotations
 
-from stages.common.stage import fail, stage
+from stages.common.runtime.stage import fail, stage
 
 from .params import PARAMS
 from .paths import GENERATOR_MODEL, MODELS, SAMPLES, TRAIN_METRICS

@@ -7,7 +7,7 @@ split), success_by_shift.png and its data success_by_shift.csv, rollout.gif and 
 """
 from __future__ import annotations
 
-from stages.common.stage import fail, stage
+from stages.common.runtime.stage import fail, stage
 
 from .params import PARAMS
 from .paths import EPISODES, METRICS, MODELS, PLOT, PLOT_DATA, RESULTS, ROLLOUT_GIF, ROLLOUT_PNG

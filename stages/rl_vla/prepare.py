@@ -11,7 +11,7 @@ Outputs: data/rl_vla/demos.npz, data/rl_vla/episodes.json, reports/rl_vla/prepar
 """
 from __future__ import annotations
 
-from stages.common.stage import stage
+from stages.common.runtime.stage import stage
 
 from .params import PARAMS
 from .paths import DEMOS, EPISODES, PREPARE_METRICS

@@ -12,7 +12,7 @@ Outputs: data/rl_vla/models and reports/rl_vla/train.json (losses, training succ
 """
 from __future__ import annotations
 
-from stages.common.stage import fail, stage
+from stages.common.runtime.stage import fail, stage
 
 from .params import PARAMS
 from .paths import DEMOS, MODELS, TRAIN_METRICS

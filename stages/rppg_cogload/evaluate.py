@@ -7,7 +7,7 @@ configuration and classifier) and signals.png (one recording).
 """
 from __future__ import annotations
 
-from stages.common.stage import fail, stage
+from stages.common.runtime.stage import fail, stage
 
 from .params import PARAMS
 from .paths import ACC_PLOT, ACC_TABLE, EXAMPLE, HR_PLOT, HR_TABLE, MEASURES, METRICS, SIGNAL_PLOT, TRAIN_METRICS

@@ -8,7 +8,7 @@ Outputs: data/rppg_cogload/measures.npz (per recording: participant, task, load,
 """
 from __future__ import annotations
 
-from stages.common.stage import stage
+from stages.common.runtime.stage import stage
 
 from .params import PARAMS
 from .paths import EXAMPLE, MEASURES, PREPARE_METRICS

@@ -8,7 +8,7 @@ Outputs: reports/rppg_cogload/train.json (accuracies) and data/rppg_cogload/mode
 """
 from __future__ import annotations
 
-from stages.common.stage import fail, stage
+from stages.common.runtime.stage import fail, stage
 
 from .params import PARAMS
 from .paths import MEASURES, MODEL, TRAIN_METRICS

@@ -11,7 +11,7 @@ its data reports/sepo/reward_vs_kl.csv, reports/sepo/matched_kl.csv.
 """
 from __future__ import annotations
 
-from stages.common.stage import fail, stage
+from stages.common.runtime.stage import fail, stage
 
 from .params import PARAMS
 from .paths import CURVES, FINETUNED, MATCHED, METRICS, PLOT, PLOT_DATA, PRETRAINED

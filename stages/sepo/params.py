@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pydantic import Field, field_validator, model_validator
 
-from stages.common.params import Strict
+from stages.common.runtime.params import Strict
 
 
 class PrepareStep(Strict):

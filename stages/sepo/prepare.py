@@ -5,7 +5,7 @@ Outputs: data/sepo/sequences.npz (``x`` [n, L], ``start``, ``trans``) and report
 """
 from __future__ import annotations
 
-from stages.common.stage import stage
+from stages.common.runtime.stage import stage
 
 from .params import PARAMS
 from .paths import DATA, PREPARE_METRICS

@@ -10,7 +10,7 @@ reports/sepo/train.json.
 """
 from __future__ import annotations
 
-from stages.common.stage import fail, stage
+from stages.common.runtime.stage import fail, stage
 
 from .params import PARAMS
 from .paths import CURVES, DATA, FINETUNED, PRETRAINED, TRAIN_METRICS

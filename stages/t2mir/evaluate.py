@@ -16,7 +16,7 @@ rollout.png (T2MIR in context on a held-out task, drawn by the environment's rgb
 """
 from __future__ import annotations
 
-from stages.common.stage import fail, stage
+from stages.common.runtime.stage import fail, stage
 
 from .params import PARAMS
 from .paths import CURVES, GIF, METRICS, MODELS, PLOT, PLOT_DATA, ROOM_PNG, TASKS

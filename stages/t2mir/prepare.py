@@ -7,7 +7,7 @@ the two goal sets, which must be 0, and the share of rewarded transitions in the
 """
 from __future__ import annotations
 
-from stages.common.stage import stage
+from stages.common.runtime.stage import stage
 
 from .params import PARAMS
 from .paths import PREPARE_METRICS, TASKS

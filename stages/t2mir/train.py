@@ -8,7 +8,7 @@ reports/t2mir/train.json (final loss and parameter count per variant; the CPU se
 """
 from __future__ import annotations
 
-from stages.common.stage import fail, stage
+from stages.common.runtime.stage import fail, stage
 
 from .params import PARAMS
 from .paths import MODELS, TASKS, TRAIN_METRICS

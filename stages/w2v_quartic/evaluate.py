@@ -4,7 +4,7 @@ similarity), plots. reports/w2v_quartic/metrics.json is what claims.yaml reads.
 """
 from __future__ import annotations
 
-from stages.common.stage import stage
+from stages.common.runtime.stage import stage
 
 from .params import W2VParams
 from .train import ROLES, RUNS, corpus_dir

@@ -9,7 +9,7 @@ spectrum) and reports/w2v_quartic/train.json (sizes, step sizes, losses, timings
 """
 from __future__ import annotations
 
-from stages.common.stage import stage
+from stages.common.runtime.stage import stage
 
 from .params import W2VParams
 

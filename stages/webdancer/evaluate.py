@@ -7,7 +7,7 @@ pass_by_depth.png with its data pass_by_depth.csv, and episode.png.
 """
 from __future__ import annotations
 
-from stages.common.stage import fail, stage
+from stages.common.runtime.stage import fail, stage
 
 from .params import PARAMS
 from .paths import DATA, EPISODE_PNG, METRICS, MODELS, PLOT, PLOT_DATA, RESULTS

@@ -11,7 +11,7 @@ Outputs: data/webdancer/web.npz and reports/webdancer/prepare.json.
 """
 from __future__ import annotations
 
-from stages.common.stage import stage
+from stages.common.runtime.stage import stage
 
 from .params import PARAMS
 from .paths import DATA, PREPARE_METRICS

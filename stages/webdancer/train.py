@@ -12,7 +12,7 @@ Outputs: data/webdancer/models and reports/webdancer/train.json.
 """
 from __future__ import annotations
 
-from stages.common.stage import fail, stage
+from stages.common.runtime.stage import fail, stage
 
 from .params import PARAMS
 from .paths import DATA, MODELS, TRAIN_METRICS

@@ -7,7 +7,7 @@ measured on every verdict seed's permutations: ``per_seed``.
 """
 from __future__ import annotations
 
-from stages.common.stage import stage
+from stages.common.runtime.stage import stage
 
 from .params import ZipfParams
 from .train import RESULTS, alpha_key

@@ -11,7 +11,7 @@ check of each seed (``per_seed`` in prepare.json).
 """
 from __future__ import annotations
 
-from stages.common.stage import stage
+from stages.common.runtime.stage import stage
 
 from .params import ZipfParams
 

@@ -12,7 +12,7 @@ reports/zipf_bigram/train.json (the summary DVC tracks as metrics).
 """
 from __future__ import annotations
 
-from stages.common.stage import stage
+from stages.common.runtime.stage import stage
 
 from .params import ZipfParams
 from .prepare import REALTEXT, STATS

@@ -48,7 +48,7 @@ def test_stage_exits_2_when_a_named_corpus_is_missing(tmp_path, stage_env, pytho
     res = run_module(root, "stages.attr_analogy.train", stage_env, python_exe)
     assert res.returncode == 2, res.stderr
     assert ("data/corpora/attributes (made by stage corpora-attributes) is missing; run "
-            "`dvc repro stages/common/corpora/dvc.yaml:corpora-attributes`") in res.stderr
+            "`dvc repro stages/corpora/dvc.yaml:corpora-attributes`") in res.stderr
     assert "Traceback" not in res.stderr
 
 

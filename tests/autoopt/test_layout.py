@@ -1,9 +1,9 @@
 """The layout of stages/autoopt (issue 19, item 7): no import cycle among its modules; a
 sub-package imports only itself, earlier sub-packages of the chain (data -> m1 -> m2 -> m3 ->
 chain) and the shared top-level modules; the files a stage runs without importing them are in its
-deps. The import graph is :func:`stages.common.depgraph.import_graph` (read with ``ast``; imports
+deps. The import graph is :func:`claimbench.depgraph.import_graph` (read with ``ast``; imports
 inside functions count); that every stage's deps cover what it imports is checked for all studies
-in tests/common/test_depgraph.py.
+in tests/claimbench/test_depgraph.py.
 """
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from stages.common.depgraph import import_graph as graph_of
-from stages.common.dvcfile import load_stages
+from claimbench.depgraph import import_graph as graph_of
+from stages.common.runtime.dvcfile import load_stages
 
 from .conftest import REPO
 

@@ -207,7 +207,7 @@ def test_bad_params_name_the_key():
 
     from stages.autoopt.params import AutoOptParams
 
-    from stages.common.params import read_params
+    from stages.common.runtime.params import read_params
 
     data = read_params(REPO, ["autoopt"])
     data["autoopt"]["default"]["m2_train"].update(d_model=64, heads=3)

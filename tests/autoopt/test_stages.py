@@ -12,7 +12,7 @@ from .conftest import FIXTURE, REPO
 
 
 def _copy(tmp_path, **prepare):
-    from stages.common.checkout import copy_checkout
+    from stages.common.runtime.checkout import copy_checkout
 
     from tests.helpers import set_params
 

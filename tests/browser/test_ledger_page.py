@@ -110,7 +110,7 @@ def test_page_shows_the_diff_against_the_last_committed_ledger(browser, built_co
     if "verdict" in victim:                                    # a ledger of claims contract v2
         victim["verdict"] = "fails"
     (root / "reports/claims.json").write_text(json.dumps(rows))
-    proc = subprocess.run([sys.executable, "-m", "stages.common.cli", "diff", "--page"], cwd=root,
+    proc = subprocess.run([sys.executable, "-m", "claimbench.cli", "diff", "--page"], cwd=root,
                           capture_output=True, text=True)          # the copy's own code (cwd first on the path)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     key = f"{victim['study']}/{victim['id']}"

@@ -31,7 +31,7 @@ BENIGN = (
 def flow_store(tmp_path_factory) -> tuple[Path, str]:
     """A copy of the repository cut down to zipf_bigram and the ledger, after one flow run on the
     smoke profile: (its root, the flow's parent run id)."""
-    from stages.common.checkout import copy_checkout
+    from stages.common.runtime.checkout import copy_checkout
 
     root = copy_checkout(REPO, tmp_path_factory.mktemp("flow") / "repo", profile="smoke", only=["zipf_bigram"])
     proc = sh([sys.executable, "-m", "flows.pipeline", "--profile", "smoke"], root, timeout=900)
@@ -47,7 +47,7 @@ def ui(flow_store, tmp_path_factory):
     import psutil
 
     from flows.stack import free_port, stop_trees, wait_http
-    from stages.common.cli import ui_command
+    from claimbench.cli import ui_command
 
     root, _ = flow_store
     port = free_port()
@@ -112,7 +112,7 @@ def test_mlflow_ui_opens_study_runs_nested_under_the_flow(flow_store, ui, browse
     from mlflow.tracking import MlflowClient
     from selenium.webdriver.common.by import By
 
-    from stages.common.registry import runs_url
+    from stages.common.runtime.registry import runs_url
 
     root, parent_id = flow_store
     c = MlflowClient(tracking_uri=f"sqlite:///{root / 'mlruns.db'}")
@@ -146,7 +146,7 @@ def test_mlflow_ui_opens_study_runs_nested_under_the_flow(flow_store, ui, browse
 
     # 3. the `claims` saved view: profile, stage, compute time and every claim metric as columns
     d.set_window_size(2400, 1000)
-    from stages.common.cli import experiment_links   # the links `claimbench ui` prints
+    from claimbench.cli import experiment_links   # the links `claimbench ui` prints
 
     claims_link = dict(experiment_links(root, ui))["zipf_bigram"]
     assert claims_link == runs_url(ui, exp.experiment_id)

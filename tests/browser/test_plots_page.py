@@ -1,6 +1,6 @@
 """``dvc plots show`` and ``dvc plots diff`` on the smoke build, opened in a real headless Chromium:
 every chart draws (an SVG per vega plot), every image loads, and there is no console error and no
-request off the machine (the page template inlines vega: stages/common/dvc_plots.py). Each test
+request off the machine (the page template inlines vega: claimbench/dvc_plots.py). Each test
 saves screenshots under its tmp_path."""
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 from dvc_render.base import Renderer
 
-from stages.common.dvc_plots import declared_plots, external_urls
+from claimbench.dvc_plots import declared_plots, external_urls
 from tests.builds import sh
 
 # the plot the diff test changes, and its id in the page (dvc-render turns ": " into "__")

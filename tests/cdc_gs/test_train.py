@@ -8,7 +8,7 @@ import pytest
 
 from stages.cdc_gs.params import PARAMS
 from stages.cdc_gs.train import ARMS, fit_arms, fit_seed, jobs
-from stages.common.params import load_study
+from stages.common.runtime.params import load_study
 
 
 @pytest.fixture

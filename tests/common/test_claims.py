@@ -12,7 +12,7 @@ from pydantic import ValidationError
 
 from stages.common.claims import (Claim, ClaimsFile, compare, evaluate, evaluate_file,
                                   failed_musts, load_claims, lookup)
-from stages.common.params import ParamsError
+from stages.common.runtime.params import ParamsError
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -202,7 +202,7 @@ def _rows(*holds_levels) -> list[dict]:
 def _check(tmp_path, rows, python_exe, sub_env, *extra):
     f = tmp_path / "claims.json"
     f.write_text(rows if isinstance(rows, str) else json.dumps(rows))
-    return subprocess.run([python_exe, "-m", "stages.common.cli", "check", str(f), *extra], cwd=REPO,
+    return subprocess.run([python_exe, "-m", "claimbench.cli", "check", str(f), *extra], cwd=REPO,
                           env=sub_env(), capture_output=True, text=True, timeout=60)
 
 
@@ -233,7 +233,7 @@ def test_check_exits_0_when_all_musts_hold(tmp_path, python_exe, sub_env):
 
 def test_check_missing_file_exits_2(tmp_path, python_exe, sub_env):
     """A claims.json that does not exist -> exit 2 with a hint."""
-    res = subprocess.run([python_exe, "-m", "stages.common.cli", "check",
+    res = subprocess.run([python_exe, "-m", "claimbench.cli", "check",
                           str(tmp_path / "none.json")], cwd=REPO, env=sub_env(),
                          capture_output=True, text=True, timeout=60)
     assert res.returncode == 2 and "not found" in res.stderr

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from stages.common.claims import ClaimsFileV2, evaluate, failed_musts, load_claims
-from stages.common.params import ParamsError
+from stages.common.runtime.params import ParamsError
 
 REPO = Path(__file__).resolve().parents[2]
 SEEDS = [0, 1, 2, 3, 4]
@@ -149,7 +149,7 @@ def test_check_names_each_must_with_its_verdict(tmp_path, python_exe, sub_env):
                              method2=ABLATION_AS_GOOD), SEEDS)
     assert [r["verdict"] for r in rows] == ["holds", "not specific"]
     (tmp_path / "claims.json").write_text(json.dumps(rows))
-    res = subprocess.run([python_exe, "-m", "stages.common.cli", "check", str(tmp_path / "claims.json")],
+    res = subprocess.run([python_exe, "-m", "claimbench.cli", "check", str(tmp_path / "claims.json")],
                          cwd=REPO, env=sub_env(), capture_output=True, text=True, timeout=60)
     assert res.returncode == 1
     assert "1 must claim(s) do not hold: s/unspecific (not specific)" in res.stderr

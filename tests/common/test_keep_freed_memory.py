@@ -10,7 +10,7 @@ import pytest
 CODE = """
 import resource, sys
 import numpy as np
-from stages.common.stage import keep_freed_memory
+from stages.common.runtime.stage import keep_freed_memory
 tuned = keep_freed_memory() if sys.argv[1] == "1" else None
 before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
 total = 0.0

@@ -93,8 +93,8 @@ def test_per_seed_metrics_layout():
 # seeds in shards (a matrix stage)
 # --------------------------------------------------------------------------------------
 def _ctx(seeds, shard):
-    from stages.common.params import CommonParams
-    from stages.common.stage import StageContext
+    from stages.common.runtime.params import CommonParams
+    from stages.common.runtime.stage import StageContext
 
     common = CommonParams(profile="default", device="cpu",
                           seeds={"smoke": [0, 1], "default": seeds, "paper": list(range(10))})

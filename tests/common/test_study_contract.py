@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from stages.common.depgraph import stage_module
-from stages.common.dvcfile import covered, load_stages, upstream
-from stages.common.params import PROFILES, load_study, read_params, study_params_files
-from stages.common.params_check import params_module
+from claimbench.depgraph import stage_module
+from stages.common.runtime.dvcfile import covered, load_stages, upstream
+from stages.common.runtime.params import PROFILES, load_study, read_params, study_params_files
+from claimbench.params_check import params_module
 
 from tests.helpers import params_error, stops_before_compute, stops_without_input
 

@@ -2,7 +2,7 @@
 an unknown key, a bad value, a missing input) is tests/common/test_study_contract.py."""
 from __future__ import annotations
 
-from stages.common.params import load_study
+from stages.common.runtime.params import load_study
 from stages.curriculum_rerm.params import CurriculumParams
 
 from tests.helpers import params_error, stops_without_input

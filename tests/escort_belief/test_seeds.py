@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from stages.common.params import load_study
+from stages.common.runtime.params import load_study
 from stages.escort_belief.batch import SeedRngs, as_rows, split, stack
 from stages.escort_belief.params import EscortBeliefParams
 

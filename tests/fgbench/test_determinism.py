@@ -32,7 +32,7 @@ def test_smoke_chain_reruns_to_the_same_outputs(rerun_study):
 @pytest.mark.study
 def test_hub_source_on_the_fixture(tmp_path, stage_env, python_exe):
     """The published-data path: `source: hub` with hub_name = the committed fixture (offline)."""
-    from stages.common.checkout import copy_checkout
+    from stages.common.runtime.checkout import copy_checkout
 
     root = copy_checkout(REPO, tmp_path / "repo", profile="smoke")
     set_params(root, {"fgbench.smoke.prepare.source": "hub", "fgbench.smoke.prepare.hub_name": str(FIXTURE)})

@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 
 SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "jsp_multipolicy_paper_gpu.py"
-BLOCK = ("mlflow", "pydantic", "dvc", "prefect", "highspy", "ortools", "stages.common.stage",
-         "stages.common.tracking", "stages.common.params", "stages.common.device")
+BLOCK = ("mlflow", "pydantic", "dvc", "prefect", "highspy", "ortools", "stages.common.runtime.stage",
+         "stages.common.runtime.tracking", "stages.common.runtime.params", "stages.common.device")
 
 
 def test_paper_gpu_script_runs_tiny_on_cpu_without_the_stack(tmp_path):

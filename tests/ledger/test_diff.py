@@ -132,7 +132,7 @@ def test_page_payload_for_the_ledger_page(repo):
 def test_cli_exit_codes(repo):
     def cli(*args):
         env = {**os.environ, "PYTHONPATH": str(REPO)}       # this checkout's stages, run in the temp repo
-        return subprocess.run([sys.executable, "-m", "stages.common.cli", "diff", *args], cwd=repo,
+        return subprocess.run([sys.executable, "-m", "claimbench.cli", "diff", *args], cwd=repo,
                               capture_output=True, text=True, env=env)
 
     assert cli().returncode == 1

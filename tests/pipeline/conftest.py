@@ -17,7 +17,7 @@ MINI = ["zipf_bigram"]
 def repo_copy(tmp_path) -> Path:
     """The tracked (and untracked, not ignored) files of this checkout, as a fresh git repo on the
     smoke profile, with no DVC cache, no outputs and no MLflow store."""
-    from stages.common.checkout import copy_checkout
+    from stages.common.runtime.checkout import copy_checkout
 
     return copy_checkout(REPO, tmp_path / "repo", profile="smoke")
 
@@ -25,6 +25,6 @@ def repo_copy(tmp_path) -> Path:
 @pytest.fixture
 def mini_copy(tmp_path) -> Path:
     """``repo_copy`` with only zipf_bigram's stages and the ledger in dvc.yaml."""
-    from stages.common.checkout import copy_checkout
+    from stages.common.runtime.checkout import copy_checkout
 
     return copy_checkout(REPO, tmp_path / "repo", profile="smoke", only=MINI)

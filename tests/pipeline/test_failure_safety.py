@@ -73,7 +73,7 @@ def attempts(root: Path, name: str) -> int:
 def mlflow_client(root: Path):
     """A client of the copy's store, made the way stages make theirs (under the file lock that
     keeps two processes from creating the sqlite schema at once, retried while it is locked)."""
-    from stages.common import tracking
+    from stages.common.runtime import tracking
 
     assert "MLFLOW_TRACKING_URI" not in os.environ     # so the store is the copy's mlruns.db
     return tracking.client(root)
@@ -272,7 +272,7 @@ def test_hand_edited_or_truncated_input_is_caught(built_copy):
 
     # truncated by hand: the stage that reads it refuses, naming the file and its maker
     results.write_bytes(good[: len(good) // 2])
-    proc = sh([sys.executable, "-m", "stages.common.cli", "run", "zipf_bigram", "evaluate"], repo_copy,
+    proc = sh([sys.executable, "-m", "claimbench.cli", "run", "zipf_bigram", "evaluate"], repo_copy,
               check=False)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "data/zipf_bigram/results.json differs from what stage zipf_bigram-train recorded in dvc.lock" \
@@ -305,7 +305,7 @@ def test_hand_edited_or_truncated_input_is_caught(built_copy):
 
 def test_failed_stage_marks_its_run_failed_with_the_error(mini_copy, monkeypatch):
     repo_copy = mini_copy
-    from stages.common.stage import stage
+    from stages.common.runtime.stage import stage
     from stages.zipf_bigram.params import ZipfParams
 
     monkeypatch.chdir(repo_copy)
@@ -328,8 +328,8 @@ def test_sigterm_while_the_outs_are_logged_fails_the_run(mini_copy, monkeypatch,
     """The stage's work is done and its outs are being logged when SIGTERM comes: the run is
     closed FAILED with the signal (not left RUNNING by Python's default SIGTERM action). With
     the agent, the SIGTERM lands while the stage waits for the agent to log its outs."""
-    from stages.common import tracking, tracking_agent
-    from stages.common.stage import stage
+    from stages.common.runtime import tracking, tracking_agent
+    from stages.common.runtime.stage import stage
     from stages.zipf_bigram.params import ZipfParams
 
     repo_copy = mini_copy

@@ -16,7 +16,7 @@ def test_flow_runs_stale_stages_and_leaves_dvc_clean(mini_copy):
     proc = sh([__import__("sys").executable, "-m", "flows.pipeline", "--profile", "smoke"], repo_copy,
               timeout=900)
     result = json.loads(proc.stdout[proc.stdout.index("{"):])
-    from stages.common.dvcfile import load_stages
+    from stages.common.runtime.dvcfile import load_stages
 
     all_stages = set(load_stages(repo_copy))
     assert set(result["ran"]) == all_stages

@@ -7,8 +7,8 @@ import pytest
 from prefect.states import Failed
 
 from flows import deploy, pipeline, plan, procs, runs, slots, workspace
-from stages.common import params as params_mod
-from stages.common.dvcfile import load_stages
+from stages.common.runtime import params as params_mod
+from stages.common.runtime.dvcfile import load_stages
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -207,7 +207,7 @@ def test_stopping_kills_a_stage_that_ignores_sigterm_and_fails_its_run(tmp_path,
     import subprocess
     import sys
 
-    from stages.common import tracking
+    from stages.common.runtime import tracking
 
     monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path / 'mlflow.db'}")
     monkeypatch.setenv("CLAIMBENCH_ARTIFACT_ROOT", (tmp_path / "artifacts").as_uri())

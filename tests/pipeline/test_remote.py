@@ -25,7 +25,7 @@ def _commit_all(root, message: str) -> None:
 
 
 def test_remote_add_is_checked(repo_copy, tmp_path):
-    run = [sys.executable, "-m", "stages.common.cli", "remote"]
+    run = [sys.executable, "-m", "claimbench.cli", "remote"]
     assert "no default remote" in sh(run, repo_copy).stdout
     bad = sh([*run, "add", "ftp://example.org/x"], repo_copy, check=False)
     assert bad.returncode == 2 and "scheme 'ftp' is not supported" in bad.stderr
@@ -40,7 +40,7 @@ def test_remote_add_is_checked(repo_copy, tmp_path):
 def test_two_clones_share_one_remote_and_the_gpu_node_runs_only_its_stage(built_copy, tmp_path):
     cpu = built_copy
     store = tmp_path / "remote"
-    sh([sys.executable, "-m", "stages.common.cli", "remote", "add", str(store)], cpu)
+    sh([sys.executable, "-m", "claimbench.cli", "remote", "add", str(store)], cpu)
     _commit_all(cpu, "the smoke run's lock files and metrics; the remote")
     sh(["dvc", "push"], cpu)
 

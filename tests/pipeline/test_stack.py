@@ -171,7 +171,7 @@ def test_ui_serves_the_project_store_on_loopback(repo_copy):
 
     sh([sys.executable, "-m", "stages.zipf_bigram.prepare"], repo_copy)
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "stages.common.cli", "ui", "--port", str(port)],
+    proc = subprocess.Popen([sys.executable, "-m", "claimbench.cli", "ui", "--port", str(port)],
                             cwd=repo_copy, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
     try:

@@ -29,10 +29,10 @@ def _train_runs(root, study):
 
 
 def test_concurrent_stages_share_the_cores_and_dvc_repro_gives_them_all(tmp_path):
-    from stages.common.checkout import copy_checkout
+    from stages.common.runtime.checkout import copy_checkout
 
     root = copy_checkout(REPO, tmp_path / "repo", profile="smoke", only=[])
-    cli = [sys.executable, "-m", "stages.common.cli"]
+    cli = [sys.executable, "-m", "claimbench.cli"]
     for study in HUNGRY:
         sh([*cli, "new-study", study, "--title", "a thread-hungry stage"], root)
         train = root / f"stages/{study}/train.py"

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from stages.common.dvc_plots import Declared, declared_plots, plot_problems
-from stages.common.dvcfile import load_stages
+from claimbench.dvc_plots import Declared, declared_plots, plot_problems
+from stages.common.runtime.dvcfile import load_stages
 
 REPO = Path(__file__).resolve().parents[2]
 STUDIES = sorted(p.parent.name for p in (REPO / "stages").glob("*/claims.yaml"))
@@ -53,7 +53,7 @@ def test_plot_problems_names_each_defect(tmp_path):
 
 
 def test_a_new_study_gets_a_plots_block_and_its_table_is_drawn_once():
-    from stages.common.scaffold import TEMPLATES, render
+    from claimbench.scaffold import TEMPLATES, render
 
     text = render((TEMPLATES / "dvc.yaml.tmpl").read_text(),
                   {"study": "demo", "Study": "Demo", "title": "t", "paper": "p"})

@@ -1,10 +1,10 @@
-"""The offline template of ``dvc plots show`` / ``dvc plots diff`` (stages/common/dvc_plots.py):
+"""The offline template of ``dvc plots show`` / ``dvc plots diff`` (claimbench/dvc_plots.py):
 no request off the machine, DVC configured to use it, and the committed file up to date."""
 from __future__ import annotations
 
 from pathlib import Path
 
-from stages.common.dvc_plots import TEMPLATE, check_template, external_urls
+from claimbench.dvc_plots import TEMPLATE, check_template, external_urls
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from stages.common.params import load_study
+from stages.common.runtime.params import load_study
 from stages.w2v_quartic.params import W2VParams
 from tests.helpers import params_error
 
@@ -19,7 +19,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="module")
 def real() -> dict:
-    from stages.common.params import read_params
+    from stages.common.runtime.params import read_params
 
     return read_params(REPO)
 

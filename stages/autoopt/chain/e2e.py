@@ -19,7 +19,7 @@ m2_metrics.json, m3_metrics.json and this stage.
 """
 from __future__ import annotations
 
-from stages.common.stage import stage
+from stages.common.runtime.stage import stage
 
 from ..params import AutoOptParams
 from ..paths import (DATASET, E2E_ROWS, M1_METRICS, M1_PREDICTIONS, M2_METRICS, M3_METRICS, METRICS,

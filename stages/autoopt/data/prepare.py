@@ -11,7 +11,7 @@ reports/autoopt/contact_sheet.png, reports/autoopt/prepare.json (metrics).
 """
 from __future__ import annotations
 
-from stages.common.stage import fail, stage
+from stages.common.runtime.stage import fail, stage
 
 from ..params import AutoOptParams
 from ..paths import CARD_JSON, CARD_MD, CONTACT, DATASET

@@ -17,7 +17,7 @@ examples.json.
 """
 from __future__ import annotations
 
-from stages.common.stage import stage
+from stages.common.runtime.stage import stage
 
 from .train import TRAIN_SPLIT, images_array
 from ..params import AutoOptParams

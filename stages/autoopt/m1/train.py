@@ -17,7 +17,7 @@ step), reports/autoopt/m1_validation_curve.png + .csv.
 """
 from __future__ import annotations
 
-from stages.common.stage import stage
+from stages.common.runtime.stage import stage
 
 from ..params import AutoOptParams
 from ..paths import CSV_VAL_CURVE, DATASET, MODEL_DIR, PLOT_VAL_CURVE

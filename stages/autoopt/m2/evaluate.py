@@ -40,7 +40,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Callable
 
-from stages.common.stage import stage
+from stages.common.runtime.stage import stage
 
 from ..params import AutoOptParams, M2EvalParams
 from ..paths import CSV_M2, DATASET, M1_PREDICTIONS, M2_EXAMPLES, M2_METRICS, M2_MODEL_DIR, PLOT_M2
@@ -300,7 +300,7 @@ def main() -> None:
                     translators[tname] = seq2seq_translator(ctx.path(M2_MODEL_DIR) / "seq2seq.pt",
                                                             select_device(ctx.common.device))
         except InputError as err:
-            from stages.common.stage import fail
+            from stages.common.runtime.stage import fail
 
             fail(str(err))
         metrics, examples, csv_rows = evaluate(splits, m1, translators, p, ctx.seed)

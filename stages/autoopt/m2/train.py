@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from stages.common.stage import stage
+from stages.common.runtime.stage import stage
 
 from ..params import AutoOptParams
 from ..paths import DATASET, M2_MODEL_DIR, M2_TRAIN_METRICS

@@ -30,7 +30,7 @@ import warnings
 
 import numpy as np
 
-from stages.common.stage import stage
+from stages.common.runtime.stage import stage
 
 from ..params import AutoOptParams
 from ..paths import M3_METRICS, M3_PLOT_DIR, M3_RUNS

@@ -1,6 +1,6 @@
 """Synthetic and real text corpora that several studies share (the design's "synthetic corpora").
 
-One data stage per corpus family, run as ``python -m stages.common.corpora <family>``:
+One data stage per corpus family, run as ``python -m stages.corpora <family>``:
 
 - ``corpora-attributes``: words are vectors of binary attributes; word pairs are sampled
   from the attribute co-occurrence model (:mod:`.attributes`) -> ``data/corpora/attributes/<name>/``

@@ -18,7 +18,7 @@ from typing import Annotated
 import numpy as np
 from pydantic import Field, model_validator
 
-from stages.common.params import Strict
+from stages.common.base import Strict
 
 from . import GeneratedCorpus
 

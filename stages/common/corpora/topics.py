@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 from pydantic import Field, model_validator
 
-from stages.common.params import Strict
+from stages.common.base import Strict
 
 from . import GeneratedCorpus, window_counts
 

@@ -1,9 +1,0 @@
-"""``python -m stages.common.corpora {attributes,topics,realtext}``: the corpora data stages."""
-from __future__ import annotations
-
-import sys
-
-from .stage import main
-
-if __name__ == "__main__":
-    main(sys.argv[1:])

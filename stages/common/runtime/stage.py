@@ -1,0 +1,356 @@
+"""What every stage does around its compute: validate params, seed, track, log outs.
+
+A stage module looks like::
+
+    def main() -> None:
+        with stage("zipf_bigram", "train", ZipfParams) as ctx:
+            p = ctx.params.train        # validated, active profile
+            ...                         # compute, write outs atomically
+            ctx.run.log_curve(...)      # metrics with steps
+
+Params are validated (all profiles) before anything heavy is imported; a bad value exits
+with status 2 and a message naming the key. Before the body runs:
+
+* leftovers of a killed earlier run (``.tmp-<out>-*`` beside an out, an interrupted folder
+  swap) are cleaned up;
+* every dep that another stage produces is checked against the hash dvc.lock recorded for
+  it, so a hand-edited or truncated input stops the stage (exit 2, naming the file and the
+  stage that made it) instead of giving a silently wrong result.
+
+When the body returns, the stage's metrics files, plots and outs (as declared in dvc.yaml)
+are logged to MLflow; when it raises (or gets SIGTERM) the run is marked FAILED with the
+error. Exit status 2 means bad input (params, data) that a retry cannot fix.
+
+The run is kept by the tracking agent (:mod:`stages.common.runtime.tracking_agent`), a process shared
+by the stages of a pipeline run, so the stage's own process never imports MLflow.
+``CLAIMBENCH_TRACKING=inprocess`` logs from the stage's process instead; ``off`` runs a stage
+without MLflow (benchmarks, debugging): ``ctx.run`` is then a
+:class:`~stages.common.runtime.tracking.NullRun` that logs nothing.
+
+This module is runtime (:mod:`stages.common.runtime`, never a DVC dep): editing it re-runs
+no stage, so nothing here may shape an output; seeding is in :mod:`stages.common.seeding`.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator, TypeVar
+
+from pydantic import BaseModel
+
+from stages.common.runtime.params import CommonParams, ParamsError, load_study, repo_root
+from stages.common.seeding import seed_everything
+
+M = TypeVar("M", bound=BaseModel)
+
+
+@dataclass
+class StageContext:
+    study: str
+    step: str
+    stage_name: str
+    common: CommonParams
+    params: BaseModel
+    root: Path
+    run: object  # tracking.StageRun, or tracking.NullRun when tracking is off
+    shard: tuple[int, int] | None = None   # (index, count) in a matrix stage over seed shards
+
+
+    @property
+    def seed(self) -> int:
+        """The first verdict seed: the one seed of a study not yet on the claims contract v2."""
+        return self.common.seed
+
+    @property
+    def seeds(self) -> list[int]:
+        """The profile's verdict seeds: a stage that draws anything runs every one of them and
+        writes its figures per seed (``per_seed`` in its metrics file; see stages/common/seeds.py).
+        In shard i of n of a matrix stage (``--shard i``), its share: every n-th seed from
+        position i (stages/common/seeds.py, "seeds in shards")."""
+        if self.shard is None:
+            return self.common.verdict_seeds
+        index, count = self.shard
+        return self.common.verdict_seeds[index::count]
+
+    def path(self, rel: str) -> Path:
+        return self.root / rel
+
+
+def shard_arg(argv: list[str]) -> int | None:
+    """The ``--shard N`` a matrix stage's cmd passes (``--shard ${item.shard}``), or None."""
+    if "--shard" not in argv:
+        return None
+    i = argv.index("--shard")
+    try:
+        return int(argv[i + 1])
+    except (IndexError, ValueError):
+        fail(f"--shard needs a shard number, got {argv[i + 1:i + 2] or 'nothing'}")
+
+
+def fail(message: str, code: int = 2) -> None:
+    print(f"error: {message}", file=sys.stderr)
+    raise SystemExit(code)
+
+
+def tracking_mode() -> str:
+    """``agent`` (default: the tracking agent logs the run), ``inprocess`` (this process logs
+    it, importing MLflow) or ``off`` (``$CLAIMBENCH_TRACKING``)."""
+    value = os.environ.get("CLAIMBENCH_TRACKING", "on").lower()
+    if value in ("off", "0", "false", "no"):
+        return "off"
+    if value == "inprocess":
+        return "inprocess"
+    return "agent"
+
+
+def tracking_enabled() -> bool:
+    return tracking_mode() != "off"
+
+
+def open_run(study: str, step: str, stage_name: str, profile: str, params: dict, root: Path,
+             deps: list[str], outs: list[str], dep_hashes: dict[str, str]):
+    """The stage's MLflow run: kept by the tracking agent, or by this process when
+    ``CLAIMBENCH_TRACKING=inprocess`` (see :mod:`stages.common.runtime.tracking_agent`)."""
+    if tracking_mode() == "inprocess":
+        from stages.common.runtime.tracking import StageRun
+
+        return StageRun(study, step, stage_name, profile, params, root=root, deps=deps, outs=outs,
+                        dep_hashes=dep_hashes)
+    import socket
+
+    from stages.common.runtime.tracking import PARENT_ENV
+    from stages.common.runtime.tracking_agent import RemoteRun
+
+    return RemoteRun(root, study=study, step=step, stage_name=stage_name, profile=profile,
+                     params=params, deps=deps, outs=outs, dep_hashes=dep_hashes,
+                     host=socket.gethostname(), pid=os.getpid(), parent=os.environ.get(PARENT_ENV),
+                     threads=os.environ.get("OMP_NUM_THREADS", "all cores"))
+
+
+def clean_leftovers(root: Path, outs: list[str]) -> list[Path]:
+    """Remove what a killed earlier run of this stage left beside its outs; return what went.
+
+    ``atomic_path``/``atomic_dir`` write to ``.tmp-<name>-*`` beside the target and rename;
+    a SIGKILL between the two leaves the temp behind. An interrupted folder swap
+    (``.old-<name>``) is restored or dropped by :func:`recover_dir`.
+    """
+    from stages.common.io import recover_dir
+
+    removed = []
+    for rel in outs:
+        target = root / rel
+        recover_dir(target)
+        if not target.parent.is_dir():
+            continue
+        for tmp in target.parent.glob(f".tmp-{target.name}-*"):
+            if tmp.is_dir():
+                shutil.rmtree(tmp, ignore_errors=True)
+            else:
+                tmp.unlink(missing_ok=True)
+            removed.append(tmp)
+    return removed
+
+
+def missing_inputs(root: Path, stage_name: str, deps: list[str], stages: dict) -> list[str]:
+    """Deps that another stage of the DAG makes (one of its outs in dvc.yaml, or a file inside
+    one) and that are not on disk, each with the command that makes it. Read from dvc.yaml, so it
+    holds before any dvc.lock records the producer (a fresh checkout, a stage run by hand). A
+    gate's outs (``meta: {gate: true}``: the params check's ``reports/params.ok``) only order the
+    DAG and are not inputs; a dep folder holding several stages' outs is the consumer's to read."""
+    from stages.common.runtime.dvcfile import covered
+
+    problems = []
+    for d in (Path(d).as_posix().rstrip("/") for d in deps):
+        for s in stages.values():
+            if s.name == stage_name or s.meta.get("gate"):
+                continue
+            if covered(d, s.outs):
+                if not (root / d).exists():
+                    problems.append(f"{d} (made by stage {s.name}) is missing; run `dvc repro {s.address}`")
+                break
+    return problems
+
+
+def check_deps_against_lock(root: Path, stage_name: str, deps: list[str],
+                            hashes: dict[str, str], stages: dict | None = None) -> list[str]:
+    """Problems with the deps that other stages produce: each must exist and hash to what
+    dvc.lock recorded for it. ``hashes`` maps each existing dep to its DVC hash. An out of
+    another stage inside a folder dep (the ledger depends on ``reports/<study>``) is checked on
+    its own. Deps no stage makes (code, shipped data) are DVC's to track.
+
+    Only lock entries of stages that the DAG defines (``stages``, by default every dvc.yaml's)
+    are trusted, and only for the outs that stage declares today: an entry left in a dvc.lock by
+    a stage since removed or moved is ignored with a warning, never taken as a file's producer.
+    The advice names commands that work: ``dvc repro`` and ``dvc commit`` of the stage that
+    makes the file, and ``dvc checkout`` only when the cache holds the recorded version.
+    """
+    from stages.common.runtime.dvcfile import load_lock, load_stages
+    from stages.common.io import dvc_md5
+
+    stages = load_stages(root) if stages is None else stages
+
+    def inside(path: str) -> bool:
+        return any(path.startswith(d.rstrip("/") + "/") for d in deps)
+
+    wanted = set(deps)
+    problems = []
+    for producer, entry in load_lock(root).items():
+        if producer == stage_name:
+            continue
+        spec = stages.get(producer)
+        if spec is None or spec.address != entry["_address"]:
+            print(f"warning: dvc.lock has an entry for stage {entry['_address']}, which no "
+                  f"dvc.yaml defines there; ignored (delete the entry from that dvc.lock)",
+                  file=sys.stderr, flush=True)
+            continue
+        declared = {Path(o).as_posix().rstrip("/") for o in spec.outs}
+        for out in entry.get("outs") or []:
+            path, want = out.get("path"), out.get("md5")
+            if not want or path not in declared or (path not in wanted and not inside(path)):
+                continue
+            got = hashes.get(path) if path in wanted else (
+                dvc_md5(root / path) if (root / path).exists() else None)
+            if got == want:
+                continue
+            fixes = [f"`dvc repro {spec.address}`"]
+            if cached(root, want):
+                fixes.append(f"`dvc checkout {path}`")
+            if got is None:
+                problems.append(f"{path} (made by stage {producer}) is missing; run "
+                                f"{' or '.join(fixes)}")
+            else:
+                problems.append(
+                    f"{path} differs from what stage {producer} recorded in dvc.lock "
+                    f"(md5 {got}, recorded {want}): it was changed outside the pipeline "
+                    f"(edited, truncated, or written by a stage run by hand). Remake it with "
+                    f"{' or restore it with '.join(fixes)}; if the change is meant, "
+                    f"record it with `dvc commit {spec.address}`")
+    return problems
+
+
+def cached(root: Path, md5: str) -> bool:
+    """Whether DVC's local cache holds the object with this hash (DVC 3's layout), so that
+    ``dvc checkout`` can restore it."""
+    return (root / ".dvc" / "cache" / "files" / "md5" / md5[:2] / md5[2:]).is_file()
+
+
+def keep_freed_memory() -> bool:
+    """Tell glibc's malloc to keep freed memory for reuse instead of handing it back to the kernel:
+    blocks up to 32 MB come from the heap (not a fresh ``mmap`` each time) and the heap is trimmed
+    only past 512 MB free. torch frees and re-allocates its activation buffers at every step; by
+    default each large one is a new mapping whose pages fault in again, zeroed by the kernel.
+    Measured on 2 cores (rl_vla's SB3 PPO, 16k steps): 3.3 M minor page faults and 39.8 s of CPU
+    (6.5 s of it system time) fell to 0.1 M and 29.4 s (0.4 s system), with the same results and
+    the same peak memory (518 vs 523 MB). It changes where memory comes from, never a value
+    computed. Returns False where the C library is not glibc (nothing is changed there)."""
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
+        return bool(libc.mallopt(M_MMAP_THRESHOLD, 32 * 1024 * 1024)
+                    and libc.mallopt(M_TRIM_THRESHOLD, 512 * 1024 * 1024))
+    except (OSError, AttributeError):
+        return False
+
+
+def _raise_on_sigterm(signum, frame):  # noqa: ARG001 - signal handler signature
+    raise SystemExit(f"terminated by signal {signal.Signals(signum).name}")
+
+
+def _set_sigterm(handler):
+    """Install a SIGTERM handler (main thread only; elsewhere signals cannot be caught)."""
+    if handler is None:
+        return None
+    try:
+        return signal.signal(signal.SIGTERM, handler)
+    except ValueError:
+        return None
+
+
+@contextlib.contextmanager
+def stage(study: str, step: str, model: type[M], stage_name: str | None = None,
+          track: bool = True) -> Iterator[StageContext]:
+    shard = shard_arg(sys.argv[1:])
+    stage_name = stage_name or f"{study}-{step}" + ("" if shard is None else f"@{shard}")
+    root = repo_root()
+    keep_freed_memory()
+    try:
+        common, params = load_study(study, model)
+    except ParamsError as err:
+        fail(str(err))
+    from stages.common.runtime.dvcfile import load_stages
+
+    stages = load_stages(root)
+    spec = stages.get(stage_name)
+    if spec is None:
+        members = sorted(n for n, s in stages.items() if s.group == stage_name)
+        if members:
+            fail(f"{stage_name} is a matrix stage over seed shards: run one of {', '.join(members)} "
+                 f"(`dvc repro <name>`, or its cmd with `--shard N`)")
+        fail(f"dvc.yaml has no stage {stage_name!r}")
+    shard_of = None
+    if shard is not None:
+        group = [s for s in stages.values() if spec.group and s.group == spec.group and s.file == spec.file]
+        if list(spec.item) != ["shard"] or sorted(s.item["shard"] for s in group) != list(range(len(group))):
+            fail(f"stage {stage_name}: --shard needs a matrix stage over `shard: [0, 1, ..., n-1]` "
+                 f"(dvc.yaml has {spec.group or stage_name} with matrix item {spec.item})")
+        shard_of = (shard, len(group))
+    from stages.common.runtime.tracking import hash_deps
+
+    t0 = time.perf_counter()
+    for leftover in clean_leftovers(root, spec.outs):
+        print(f"[{stage_name}] removed {leftover.relative_to(root)} (left by a killed earlier run)",
+              flush=True)
+    missing = missing_inputs(root, stage_name, spec.deps, stages)
+    if missing:
+        fail(f"stage {stage_name}: an input is missing:\n  " + "\n  ".join(missing))
+    dep_hashes = hash_deps(root, spec.deps)
+    problems = check_deps_against_lock(root, stage_name, spec.deps, dep_hashes, stages)
+    if problems:
+        fail(f"stage {stage_name}: its inputs are not what the pipeline made:\n  " +
+             "\n  ".join(problems))
+    seed_everything(common.seed)
+    run = None
+    print(f"[{stage_name}] profile={common.profile} verdict seeds={common.verdict_seeds}"
+          + ("" if shard_of is None else f", shard {shard_of[0]} of {shard_of[1]}"), flush=True)
+    # SIGTERM -> SystemExit -> the run is FAILED; kept until the run is closed, so a SIGTERM
+    # while the outs are being logged fails the run too instead of leaving it RUNNING
+    previous = _set_sigterm(_raise_on_sigterm)
+    try:
+        if track and tracking_enabled():
+            run = open_run(study, step, stage_name, common.profile,
+                           {"common": common.model_dump(), study: params.model_dump()},
+                           root, spec.deps, spec.outs, dep_hashes)
+        from stages.common.runtime.tracking import NullRun
+
+        ctx = StageContext(study, step, stage_name, common, params, root, run or NullRun(), shard_of)
+        setup_s = time.perf_counter() - t0          # checks, hashing deps, opening the run
+        t_body = time.perf_counter()
+        yield ctx
+        compute_s = time.perf_counter() - t_body
+        if run is not None:
+            extra = {"stage.setup_s": setup_s, "stage.compute_s": compute_s}
+            # device.py is loaded by the stages that cap their threads; it is looked up rather than
+            # imported, as an import here would make it a code dep of every stage (depgraph.py)
+            device = sys.modules.get("stages.common.device")
+            if device is not None:
+                extra["stage.cores_given"] = device.cores_given()
+                if device.threads_applied() is not None:       # the stage capped its threads
+                    extra["stage.threads"] = device.threads_applied()
+            run.finish_stage(spec.metrics, spec.outs, extra)
+            run.close()
+    except BaseException as exc:
+        if run is not None:
+            _set_sigterm(signal.SIG_IGN)             # a second SIGTERM must not cut this short
+            run.fail(exc)
+        raise
+    finally:
+        _set_sigterm(previous)
+    print(f"[{stage_name}] done in {time.perf_counter() - t0:.1f}s", flush=True)
