@@ -21,7 +21,7 @@ process; wall beside):
 
 and the evaluate stage's scoring for the seeds and for the one seed as today (it runs seed by
 seed either way). It prints the timings, the ratios and the seeds' ESCORT/PF ratios. Calibration
-seeds only (>= 1000): the verdict seeds are never run here (../shared/VERDICTS.md).
+seeds only (>= 1000): the verdict seeds are never run here (docs/VERDICTS.md).
 
 ``--matrix N`` times instead the train stage's compute as separate processes (each one thread,
 each paying its start and imports, as a stage does), in wall seconds: all seeds in one process

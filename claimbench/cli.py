@@ -171,7 +171,7 @@ def _cmd_new_study(args: argparse.Namespace) -> int:
     for path in written:
         print(f"wrote {path.relative_to(root)}")
     print(f"\nnext: `dvc repro` (it runs the new study's stages and the ledger); then replace the skeleton's "
-          f"experiment and its placeholder claim (stages/{args.name}/claims.yaml; ../shared/STUDIES.md has "
+          f"experiment and its placeholder claim (stages/{args.name}/claims.yaml; docs/STUDIES.md has "
           f"the checks)")
     return 0
 

@@ -1,4 +1,4 @@
-"""Provenance of the claims: what git history says about each check (../shared/VERDICTS.md, 4).
+"""Provenance of the claims: what git history says about each check (docs/VERDICTS.md, 4).
 
 A claim's **check** is its metric, op, threshold, rule, baseline and control. It is fixed on the
 day in its ``registered`` field, before a verdict seed ran it; a change after that day needs an

@@ -1,6 +1,6 @@
 """Claims: what each study's ``claims.yaml`` asserts, and judging it against measured metrics.
 
-Two versions of the contract load here (../shared/VERDICTS.md):
+Two versions of the contract load here (docs/VERDICTS.md):
 
 * **v2** (``contract: 2`` at the top of claims.yaml): a claim is judged over the verdict seeds
   (``common.seeds`` of the profile) from the study's ``per_seed`` metrics, by its ``rule``
@@ -33,7 +33,7 @@ from stages.common.base import ParamsError
 Op = Literal[">=", ">", "<=", "<", "between"]
 Rule = Literal["interval", "every_seed", "equivalence"]
 
-# the verdicts of the claims contract (../shared/VERDICTS.md, section 5), in the order the ledger
+# the verdicts of the claims contract (docs/VERDICTS.md, section 5), in the order the ledger
 # lists them; a `retired` claim keeps its last figure and is never judged again
 VERDICTS = ("holds", "fails", "inconclusive", "not specific", "not run", "retired")
 _V1 = {True: "holds", False: "fails", None: "not run"}

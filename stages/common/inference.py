@@ -1,7 +1,7 @@
 """Statistics for verdicts over seeds, on the field's libraries: ``scipy.stats`` (the t-interval,
 ``bootstrap`` with BCa, ``permutation_test``) and ``statsmodels`` (TOST).
 
-The ledger judges every claim of the claims contract v2 (../shared/VERDICTS.md, section 2) with
+The ledger judges every claim of the claims contract v2 (docs/VERDICTS.md, section 2) with
 :func:`judge`: its per-seed values, the claim's ``op``/``threshold`` and its ``rule``:
 
 * ``interval``: the two-sided 90 % interval of the per-seed mean (so each side is a one-sided

@@ -1,6 +1,6 @@
 """Running a stage's verdict seeds in one process, and writing their figures.
 
-Seeds are an axis of the pipeline (../shared/VERDICTS.md, section 1): a stage that draws anything
+Seeds are an axis of the pipeline (docs/VERDICTS.md, section 1): a stage that draws anything
 runs every verdict seed of the profile (``ctx.seeds``) and writes its figures per seed. Work
 that does not depend on the seed (data made with a fixed data seed, a corpus, a closed form)
 runs once, outside the seed loop. Three ways, cheapest first where they fit:

@@ -2,7 +2,7 @@
 result. Runs the light-dark episodes of the active profile (``--episodes`` of them, default 32)
 with ESCORT's two terms switched on and off (lambda_corr, lambda_temp in {0, the profile's value})
 and prints mean return, success rate and belief-mean error for each. (0, 0) is SVGD. It runs a
-calibration seed (>= 1000, default 1000), never a verdict seed (../shared/VERDICTS.md).
+calibration seed (>= 1000, default 1000), never a verdict seed (docs/VERDICTS.md).
 
     python -m stages.escort_belief.ablation [--episodes 32] [--seed 1000]
 """

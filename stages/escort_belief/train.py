@@ -1,7 +1,7 @@
 """escort_belief train: run the particle filter, SVGD and ESCORT on every problem, and the
 light-dark POMDP episodes, for every verdict seed at once.
 
-Seeds are an axis (../shared/VERDICTS.md, section 1): every verdict seed runs in this one process,
+Seeds are an axis (docs/VERDICTS.md, section 1): every verdict seed runs in this one process,
 and the replications of several seeds are the rows of one batch (their particles in one array,
 (rows, n, d)), as many whole seeds together as keep the batch's kernel matrices in cache
 (batch.seed_groups: all seeds at the small dimensions, one seed a batch at d = 20). Every draw of

@@ -8,7 +8,7 @@ compute time, links to its section and its README); then one section per study: 
 the claims contract's figures folded in a ``<details>``), its plots, and the MLflow runs that
 made them.
 
-Totals (../shared/VERDICTS.md, section 5): the must claims of contract v2 (judged on several
+Totals (docs/VERDICTS.md, section 5): the must claims of contract v2 (judged on several
 seeds) counted per verdict, and their **decisive share**, (holds + fails) / musts, retired claims
 left out (they are no longer judged); the must claims of a ledger row of contract v1 (one seed,
 ``holds`` true / false / null) are counted apart, labelled "1 seed".

@@ -1,4 +1,4 @@
-"""Provenance of the claims (../shared/VERDICTS.md, section 4): every must's check is registered,
+"""Provenance of the claims (docs/VERDICTS.md, section 4): every must's check is registered,
 a change after registration has its revision, and no id is reused for a different metric. Runs
 over git history of every study's claims.yaml, and on small planted histories."""
 from __future__ import annotations

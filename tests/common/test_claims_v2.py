@@ -1,4 +1,4 @@
-"""The claims contract v2 (../shared/VERDICTS.md): rules over verdict seeds, paired comparisons,
+"""The claims contract v2 (docs/VERDICTS.md): rules over verdict seeds, paired comparisons,
 controls (a must whose control passes too is `not specific`), registration, retired claims."""
 from __future__ import annotations
 

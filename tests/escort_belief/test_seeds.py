@@ -1,4 +1,4 @@
-"""Seeds as an axis (../shared/VERDICTS.md, section 1): the verdict seeds run as one batch give every
+"""Seeds as an axis (docs/VERDICTS.md, section 1): the verdict seeds run as one batch give every
 seed the figures it gets alone (bit for bit); the per_seed metrics layout the ledger reads; the
 claims over the seeds, with the must's control."""
 from __future__ import annotations

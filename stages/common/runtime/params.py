@@ -49,7 +49,7 @@ CALIBRATION_ENV = "CLAIMBENCH_CALIBRATION"
 
 class VerdictSeeds(Strict):
     """The verdict seeds of each profile: every stage that draws anything runs each of them, and
-    the ledger judges every claim over them (../shared/VERDICTS.md, section 1). A seed >= 1000 is
+    the ledger judges every claim over them (docs/VERDICTS.md, section 1). A seed >= 1000 is
     a calibration seed: refused here unless ``CLAIMBENCH_CALIBRATION=1`` (a scratch copy of the
     pipeline run on calibration seeds to choose a design or time a profile)."""
 
