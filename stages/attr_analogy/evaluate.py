@@ -9,18 +9,20 @@ from __future__ import annotations
 from stages.common.runtime.stage import stage
 
 from .params import AttrParams
-from .train import RESULTS
+from .paths import (
+    CSV_K,
+    CSV_NOISE,
+    CSV_REALTEXT,
+    CSV_REMOVAL,
+    CSV_REMOVAL_EXACT,
+    METRICS,
+    PLOT_K,
+    PLOT_NOISE,
+    PLOT_REALTEXT,
+    PLOT_REMOVAL,
+    RESULTS,
+)
 
-METRICS = "reports/attr_analogy/metrics.json"
-PLOT_K = "reports/attr_analogy/accuracy_vs_k.png"
-PLOT_REMOVAL = "reports/attr_analogy/removal.png"
-PLOT_NOISE = "reports/attr_analogy/noise.png"
-PLOT_REALTEXT = "reports/attr_analogy/realtext.png"
-CSV_K = "reports/attr_analogy/accuracy_vs_k.csv"
-CSV_REMOVAL = "reports/attr_analogy/removal.csv"
-CSV_REMOVAL_EXACT = "reports/attr_analogy/removal_exact.csv"
-CSV_NOISE = {kind: f"reports/attr_analogy/noise_{kind}.csv" for kind in ("sigma", "keep", "pairs")}
-CSV_REALTEXT = "reports/attr_analogy/realtext.csv"
 MATS = ("M", "logM")
 
 
@@ -94,8 +96,8 @@ def paper_set_metrics(res: dict, scoring: str) -> dict:
 
     (iii), the paper's comparison (Sec. 6, Fig. 2d; App. A4, Figs. 6 and 7: the exact model,
     accuracy averaged over all T sets, log M's curve against M's): log M - M at every k >= K+1,
-    exact model, both spreads. Issue 20's checks, on each of the four settings (exact and
-    sampled, both spreads) over k in [K+1, 3K]: log M's best >= M's best, log M's mean > M's mean,
+    exact model, both spreads. The checks that replaced the first ones, on each of the four
+    settings (exact and sampled, both spreads) over k in [K+1, 3K]: log M's best >= M's best, log M's mean > M's mean,
     log M's drop from its peak to k = 3K <= M's; the minimum over settings of each difference.
     (iv): :func:`removal_exact_metrics` (the paper's Sec. 9 removal) and
     :func:`removal_sampled_metrics` (the corpus removal on the small sampled corpus)."""
@@ -174,7 +176,7 @@ def removal_exact_metrics(rx: dict, K: int, scoring: str) -> dict:
 
 def removal_sampled_metrics(rm: dict, K: int, V: int, scoring: str) -> dict:
     """(iv) on the small sampled corpus, T analogies that involve the relation, per relation and
-    at every k in [2K, 3K] (issue 20's window): the accuracy after removing the relation's
+    at every k in [2K, 3K] (the claim's window): the accuracy after removing the relation's
     co-occurrences from the corpus over the accuracy before (minimum over relations and k) and
     over chance 1/V; the same for log M-hat with the cells set to 0 instead (``pruned``, the
     paper's Sec. 9 removal on the sampled matrix); pooled curves for the plot."""

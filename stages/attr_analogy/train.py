@@ -25,9 +25,8 @@ from __future__ import annotations
 from stages.common.runtime.stage import fail, stage
 
 from .params import AttrParams
+from .paths import RESULTS, TRAIN_METRICS
 
-RESULTS = "data/attr_analogy/results.json"
-METRICS = "reports/attr_analogy/train.json"
 SCORINGS = ("eq13", "3cosadd")
 
 # one integer per random use, so that adding a use never shifts another's stream
@@ -111,7 +110,7 @@ def removal_ablation(corpus, K, q, p, fill=None, qt=None) -> dict:
 
     ``fill`` (None in the pipeline): a function (log M, mask of the removed cells) -> log M that
     replaces the removed cells' values after removal, for probes that treat them as missing data
-    (benchmarks/attr_analogy_probes.py); None keeps them as counted zeros (smoothed by the
+    (benchmarks/attr_analogy/probes.py); None keeps them as counted zeros (smoothed by the
     pseudocount)."""
     from tqdm import tqdm
 
@@ -306,7 +305,7 @@ def main() -> None:
                     summary[f"paper_set.{source}.{name}.{mat}.acc_K1"] = curve[i1]
                     summary[f"paper_set.{source}.{name}.{mat}.acc_2K"] = curve[i2]
                     ctx.run.log_curve(f"acc_paper_set.{source}.{name}.{mat}.eq13", curve, steps=ks)
-        write_json(ctx.path(METRICS), summary)
+        write_json(ctx.path(TRAIN_METRICS), summary)
         for name, r in spreads.items():
             print(f"  {name}: exact log M at K+1 = {r['exact']['logM']['eq13'][i1]:.3f}, "
                   f"exact M at K+1 = {r['exact']['M']['eq13'][i1]:.3f}, sampled log M at K+1..2K "

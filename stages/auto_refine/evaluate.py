@@ -4,7 +4,7 @@ searches per question and search quality; the plot and its table.
 Outputs: reports/auto_refine/metrics.json, reports/auto_refine/em.png and reports/auto_refine/em.csv."""
 from __future__ import annotations
 
-from stages.common.runtime.stage import fail, stage
+from stages.common.runtime.stage import stage
 
 from .params import PARAMS
 from .paths import KB, METRICS, PLOT, PLOT_DATA, POLICIES
@@ -20,15 +20,13 @@ def main() -> None:
         import numpy as np
         import torch
 
+        from stages.common.device import limit_threads
         from stages.common.io import write_json
         from stages.common.plots import new_figure, save_png, write_csv
 
         from .refine import Scorer, build_env, evaluate_policy, n_features
 
-        for rel, step in ((KB, "prepare"), (POLICIES, "train")):
-            if not ctx.path(rel).exists():
-                fail(f"{rel} is missing; run `dvc repro stages/auto_refine/dvc.yaml:auto_refine-{step}` first")
-        torch.set_num_threads(1)
+        limit_threads(1)
         kb = json.loads(ctx.path(KB).read_text())
         docs = [tuple(d) for d in kb["docs"]]
         train_q, test_q = [tuple(q) for q in kb["train"]], [tuple(q) for q in kb["test"]]

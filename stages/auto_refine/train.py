@@ -7,7 +7,7 @@ policy). Outputs: data/auto_refine/policies.pt, data/auto_refine/model (the refi
 pyfunc model) and reports/auto_refine/train.json."""
 from __future__ import annotations
 
-from stages.common.runtime.stage import fail, stage
+from stages.common.runtime.stage import stage
 
 from .params import PARAMS
 from .paths import KB, MODEL, POLICIES, TRAIN_METRICS
@@ -23,13 +23,12 @@ def main() -> None:
         import torch
         from tqdm import tqdm
 
+        from stages.common.device import limit_threads
         from stages.common.io import write_bytes, write_json
 
         from .refine import Scorer, build_env, n_features, save_mlflow, train_policy
 
-        if not ctx.path(KB).exists():
-            fail(f"{KB} is missing; run `dvc repro stages/auto_refine/dvc.yaml:auto_refine-prepare` first")
-        torch.set_num_threads(1)
+        limit_threads(1)
         kb = json.loads(ctx.path(KB).read_text())
         docs = [tuple(d) for d in kb["docs"]]
         train_q, test_q = [tuple(q) for q in kb["train"]], [tuple(q) for q in kb["test"]]

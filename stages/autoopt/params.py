@@ -123,7 +123,7 @@ class EvaluateParams(Strict):
     examples: int = Field(ge=0, le=100, description="predictions written out per split for people to read")
 
 
-# --------------------------------------------------------------------------- part 2 (issue 8)
+# --------------------------------------------------------------------------- part 2: M2, M3, end to end
 class M2TrainParams(Strict):
     """The learned LaTeX -> Pyomo seq2seq model (stages/autoopt/m2/seq2seq.py, m2/train.py)."""
     d_model: int = Field(ge=16, le=1024)

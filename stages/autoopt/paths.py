@@ -1,4 +1,6 @@
-"""Where the autoopt stages read and write (relative to the repository root)."""
+"""Every file the autoopt stages read or write, in one place (relative to the repository root).
+Stages take their paths from here, not from one another, so a stage's deps (its imports) are the
+modules it runs and no more."""
 DATASET = "data/autoopt/dataset"
 CARD_JSON, CARD_MD = "data/autoopt/card.json", "data/autoopt/card.md"
 CONTACT = "reports/autoopt/contact_sheet.png"

@@ -48,9 +48,6 @@ def main() -> None:
         from .experiment import UNSUPERVISED, Search, evaluate_group, group_seed, settings
         from .sim import GROUPS, Blackbox, prototypes
 
-        for rel, step in ((DATASET, "prepare"), (PROMPTS, "train")):
-            if not ctx.path(rel).exists():
-                fail(f"{rel} is missing; run `dvc repro stages/autosep/dvc.yaml:autosep-{step}` first")
         p, e = ctx.params.train, ctx.params.evaluate
         d = np.load(ctx.path(DATASET))
         x, y, unl, test = d["x"], d["y"], d["unlabelled"], d["test"]

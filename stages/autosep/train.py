@@ -8,7 +8,7 @@ Outputs: data/autosep/prompts.json, data/autosep/model, reports/autosep/train.js
 """
 from __future__ import annotations
 
-from stages.common.runtime.stage import fail, stage
+from stages.common.runtime.stage import stage
 
 from .params import PARAMS
 from .paths import DATASET, MODEL, PROMPTS, TRAIN_METRICS
@@ -42,8 +42,6 @@ def main() -> None:
         from .experiment import Search, generic_prompt, group_seed, search_group, settings
         from .sim import GROUPS, Blackbox, prototypes
 
-        if not ctx.path(DATASET).exists():
-            fail(f"{DATASET} is missing; run `dvc repro stages/autosep/dvc.yaml:autosep-prepare` first")
         p = ctx.params.train
         d = np.load(ctx.path(DATASET))
         x, y, unl = d["x"], d["y"], d["unlabelled"]

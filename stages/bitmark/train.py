@@ -12,7 +12,7 @@ reports/bitmark/train.json.
 """
 from __future__ import annotations
 
-from stages.common.runtime.stage import fail, stage
+from stages.common.runtime.stage import stage
 
 from .params import PARAMS
 from .paths import DIGITS, MODEL_CLEAN, MODEL_CONTROL, MODEL_RADIO, TRAIN_METRICS
@@ -53,8 +53,6 @@ def main() -> None:
         from .wm import encode, green_table, z_scores
 
         limit_threads()        # one thread: a 256-bit MADE on batches of 128 gains nothing from two
-        if not ctx.path(DIGITS).exists():
-            fail(f"{DIGITS} is missing; run `dvc repro stages/bitmark/dvc.yaml:bitmark-prepare` first")
         d = np.load(ctx.path(DIGITS))
         p, w = ctx.params.train, ctx.params.watermark
         btr, ytr = encode(d["train_pixels"].astype(np.int64)), d["train_labels"].astype(np.int64)

@@ -113,11 +113,8 @@ def main() -> None:
         from stages.common.plots import new_figure, save_png, write_csv
         from stages.common.seeds import per_seed_metrics
 
-        from .train import ARMS, jobs
+        from .arms import ARMS, jobs
 
-        for rel, step in ((IMAGES, "prepare"), (FITS, "train")):
-            if not ctx.path(rel).exists():
-                fail(f"{rel} is missing; run `dvc repro stages/cdc_gs/dvc.yaml:cdc_gs-{step}` first")
         data = np.load(ctx.path(IMAGES))
         names, imgs, cmaps = [str(n) for n in data["names"]], data["images"], data["complexity"]
         fits = dict(np.load(ctx.path(FITS)))

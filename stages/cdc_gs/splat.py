@@ -116,7 +116,7 @@ def weights(params: dict, grid: torch.Tensor) -> torch.Tensor:
     """(..., n, P) o_i * G_i(p): each primitive's weight at each pixel, as one matrix product of
     the monomials of the pixel centres with per-primitive coefficients (:func:`coefficients`):
     5.3x faster than the direct formula forward + backward at 200 primitives on 48x48, one loaded
-    CPU thread (benchmarks/cdc_gs_renderer.py; 1.7x before the exponent floor)."""
+    CPU thread (benchmarks/cdc_gs/renderer.py; 1.7x before the exponent floor)."""
     feats, centre = features(grid)
     return torch.exp(torch.matmul(coefficients(params, centre), feats.T).clamp_min(EXP_FLOOR))
 
@@ -267,7 +267,7 @@ class FitConfig:
     wavelet_levels: int = 2
 
 
-# ADC's prune-and-respawn variants (benchmarks/cdc_gs_calibration.py), besides 3DGS's opacity
+# ADC's prune-and-respawn variants (benchmarks/cdc_gs/calibration.py), besides 3DGS's opacity
 # threshold (min_opacity) and densifying the largest gradients: "plain" none (the study's ADC);
 # "contribution" / "opacity" prune the adc_prune_fraction least contributing (|c| o s_x s_y) /
 # least opaque primitives per event, their budget respawned by gradient; "gradient_density" runs

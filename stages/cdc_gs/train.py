@@ -22,12 +22,10 @@ from __future__ import annotations
 
 from stages.common.runtime.stage import fail, stage
 
+from .arms import ARMS, jobs
 from .params import PARAMS
 from .paths import FITS, IMAGES, MODEL, TRAIN_METRICS
 
-# arm -> (policy, complexity map) (splat.FitJob)
-ARMS = {"adc": ("adc", "wavelet"), "loss_map": ("cdc", "error"), "cdc": ("cdc", "wavelet"),
-        "cdc_shuffled": ("cdc", "shuffled")}
 METHODS = ("adc", "cdc")                  # the arms the model serves
 
 
@@ -46,11 +44,6 @@ def fit_seed(seed: int, image: int, count_index: int) -> int:
     """The seed of the fits of one verdict (or calibration) seed, image and count: the same start
     for every arm."""
     return seed * 10_000 + image * 100 + count_index
-
-
-def jobs(names: list[str], p, seeds: list[int]) -> list[tuple[int, str, str, int]]:
-    """(seed, image, arm, count) of every fit."""
-    return [(s, n, arm, c) for c in p.counts for n in names for s in seeds for arm in ARMS]
 
 
 def fit_arms(imgs, prep, p, seeds: list[int], arms: dict | None = None, device="cpu",
@@ -115,8 +108,6 @@ def main() -> None:
         limit_threads()        # one torch thread: (n x pixels) products this small gain nothing from two
         device = select_device(ctx.common.device)   # CUDA when present (the paper profile), else CPU
 
-        if not ctx.path(IMAGES).exists():
-            fail(f"{IMAGES} is missing; run `dvc repro stages/cdc_gs/dvc.yaml:cdc_gs-prepare` first")
         data = np.load(ctx.path(IMAGES))
         names, imgs = [str(n) for n in data["names"]], data["images"]
         p, prep, seeds = ctx.params.train, ctx.params.prepare, ctx.seeds

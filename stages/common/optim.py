@@ -4,7 +4,7 @@ Constructing any ``torch.optim.Optimizer`` imports ``torch._dynamo``: 1.2-1.6 s 
 more than a whole smoke training in several studies. :class:`Adam` runs the same tensor operations
 in the same order as ``torch.optim.Adam``'s single-tensor CPU path (the default off CUDA), so the
 weights it gives are the same bit for bit (tests/common/test_optim.py checks, with weight decay and
-with a parameter that has no gradient on some steps). ``benchmarks/adam.py`` prints the CPU saved.
+with a parameter that has no gradient on some steps). ``benchmarks/common/adam.py`` prints the CPU saved.
 On a GPU, use ``torch.optim.Adam``: its fused and foreach paths differ from this one in the last bits.
 """
 from __future__ import annotations

@@ -17,7 +17,7 @@ samples grid samples.png.
 """
 from __future__ import annotations
 
-from stages.common.runtime.stage import fail, stage
+from stages.common.runtime.stage import stage
 
 from .params import PARAMS
 from .paths import CLASSIFIER, CONTROL, DATA, GRID, METRICS, MODEL_CORAL, MODEL_DDPM, PLOT, PLOT_DATA, RESULTS
@@ -96,10 +96,6 @@ def main() -> None:
         from .ddpm import build_from_config, load_model_dir
 
         limit_threads()
-        for rel, step in ((DATA, "prepare"), (CLASSIFIER, "prepare"), (MODEL_DDPM, "train"), (MODEL_CORAL, "train"),
-                          (CONTROL, "train")):
-            if not ctx.path(rel).exists():
-                fail(f"{rel} is missing; run `dvc repro stages/coral_diffusion/dvc.yaml:coral_diffusion-{step}` first")
         p = ctx.params.evaluate
         d, clf = np.load(ctx.path(DATA)), np.load(ctx.path(CLASSIFIER))
         models = {}

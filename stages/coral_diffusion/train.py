@@ -11,7 +11,7 @@ data/coral_diffusion/control.pt and reports/coral_diffusion/train.json.
 """
 from __future__ import annotations
 
-from stages.common.runtime.stage import fail, stage
+from stages.common.runtime.stage import stage
 
 from .params import PARAMS
 from .paths import CONTROL, DATA, MODEL_CORAL, MODEL_DDPM, TRAIN_METRICS
@@ -33,8 +33,6 @@ def main() -> None:
         from .ddpm import model_config, save_mlflow, train_ddpm
 
         limit_threads()     # one thread: a 128-wide MLP on batches of 128 gains nothing from a busy second core
-        if not ctx.path(DATA).exists():
-            fail(f"{DATA} is missing; run `dvc repro stages/coral_diffusion/dvc.yaml:coral_diffusion-prepare` first")
         d = np.load(ctx.path(DATA))
         p = ctx.params.train
         device = select_device(ctx.common.device)

@@ -13,16 +13,12 @@ reports/curriculum_rerm/metrics.json is what claims.yaml reads.
 """
 from __future__ import annotations
 
-from stages.common.runtime.stage import fail, stage
+from stages.common.runtime.stage import stage
 
 from .params import CurriculumParams
-from .train import RESULTS, RIDGE_ARMS
+from .paths import CSV_DIGITS, CSV_RIDGE, METRICS, PLOT_DIGITS, PLOT_RIDGE, RESULTS
+from .rerm import RIDGE_ARMS
 
-METRICS = "reports/curriculum_rerm/metrics.json"
-PLOT_RIDGE = "reports/curriculum_rerm/ridge_lambda.png"
-PLOT_DIGITS = "reports/curriculum_rerm/digits_paired.png"
-CSV_RIDGE = "reports/curriculum_rerm/ridge_lambda.csv"
-CSV_DIGITS = "reports/curriculum_rerm/digits_paired.csv"
 DIGIT_ARMS = ("good", "violating", "direct", "direct_total", "direct_long")
 
 
@@ -153,8 +149,6 @@ def main() -> None:
         from stages.common.io import write_json
         from stages.common.plots import write_csv
 
-        if not ctx.path(RESULTS).exists():
-            fail(f"{RESULTS} is missing; run `dvc repro stages/curriculum_rerm/dvc.yaml:curriculum_rerm-train` first")
         with np.load(ctx.path(RESULTS)) as z:
             res = {k: z[k] for k in z.files}
         level = ctx.params.evaluate.ci_level

@@ -30,6 +30,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+RIDGE_ARMS = ("good", "violating", "direct", "direct_total")
+
 
 @dataclass
 class Tasks:

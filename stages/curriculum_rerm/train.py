@@ -20,11 +20,9 @@ import time
 from stages.common.runtime.stage import stage
 
 from .params import CurriculumParams
+from .paths import RESULTS, TRAIN_METRICS
 
-RESULTS = "data/curriculum_rerm/results.npz"
-METRICS = "reports/curriculum_rerm/train.json"
 RNG_RIDGE, RNG_SGD, RNG_DIGITS = 1, 2, 3
-RIDGE_ARMS = ("good", "violating", "direct", "direct_total")
 
 
 def lambda_grid(g):
@@ -92,7 +90,7 @@ def main() -> None:
         res.update(run_digits(tp.digits, ctx.seed))
         t_digits = time.perf_counter() - t0
         write_npz(ctx.path(RESULTS), res)
-        write_json(ctx.path(METRICS), {
+        write_json(ctx.path(TRAIN_METRICS), {
             "ridge": {"seeds": tp.ridge.seeds, "tasks": tp.ridge.n_tasks, "n_per_task": tp.ridge.n_per_task,
                       "dim": tp.ridge.dim, "lambdas": len(res["ridge.lambdas"])},
             "digits": {"seeds": tp.digits.seeds, "per_stage": tp.digits.per_stage, "n_test": tp.digits.n_test},

@@ -14,7 +14,7 @@ robust_accuracy.csv, grid.png (clean / adversarial / prior-purified / AAOpt-puri
 """
 from __future__ import annotations
 
-from stages.common.runtime.stage import fail, stage
+from stages.common.runtime.stage import stage
 
 from .params import PARAMS
 from .paths import DIGITS, GRID, METRICS, PLOT, PLOT_DATA, RESULTS, WEIGHTS
@@ -83,9 +83,6 @@ def main() -> None:
         from .core import bpda_eot, defended_logits, load_weights, pgd
 
         limit_threads()
-        for rel, step in ((DIGITS, "prepare"), (WEIGHTS, "train")):
-            if not ctx.path(rel).exists():
-                fail(f"{rel} is missing; run `dvc repro stages/diff_purify/dvc.yaml:diff_purify-{step}` first")
         d = np.load(ctx.path(DIGITS))
         nets, _ = load_weights(ctx.path(WEIGHTS))
         ep, pp = ctx.params.evaluate, ctx.params.purify

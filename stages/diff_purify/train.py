@@ -14,7 +14,7 @@ Outputs: data/diff_purify/weights.pt (every network's weights and sizes), data/d
 """
 from __future__ import annotations
 
-from stages.common.runtime.stage import fail, stage
+from stages.common.runtime.stage import stage
 
 from .params import PARAMS
 from .paths import DIGITS, MODEL, TRAIN_METRICS, WEIGHTS
@@ -58,8 +58,6 @@ def main() -> None:
         from .core import train_classifier, train_score
 
         limit_threads()        # one thread: small MLPs gain nothing from a second (shared) core
-        if not ctx.path(DIGITS).exists():
-            fail(f"{DIGITS} is missing; run `dvc repro stages/diff_purify/dvc.yaml:diff_purify-prepare` first")
         d = np.load(ctx.path(DIGITS))
         p = ctx.params.train
         cpu = {}

@@ -17,7 +17,7 @@ episode.gif, episode.png.
 """
 from __future__ import annotations
 
-from stages.common.runtime.stage import fail, stage
+from stages.common.runtime.stage import stage
 
 from .params import PARAMS
 from .paths import (BASELINE_METRICS, CONFIG, DATA, METRICS, PLOT, PLOT_DATA, RENDER_GIF, RENDER_PNG, RETURN_DATA, RETURN_PLOT,
@@ -65,9 +65,6 @@ def main() -> None:
         from .wm import nest, reward_mse, rollout_mse
 
         limit_threads()
-        for rel, step in ((DATA, "prepare"), (WEIGHTS, "train"), (CONFIG, "train"), (BASELINE_METRICS, "train")):
-            if not ctx.path(rel).exists():
-                fail(f"{rel} is missing; run `dvc repro stages/dima/dvc.yaml:dima-{step}` first")
         arrays = np.load(ctx.path(DATA))
         models = load_models(ctx.path(WEIGHTS), ctx.path(CONFIG))
         p, pp = ctx.params.evaluate, ctx.params.prepare

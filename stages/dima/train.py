@@ -15,7 +15,7 @@ registered) and reports/dima/train.json. Then the model-free baseline agent, SB3
 """
 from __future__ import annotations
 
-from stages.common.runtime.stage import fail, stage
+from stages.common.runtime.stage import stage
 
 from .params import PARAMS
 from .paths import CONFIG, DATA, MODEL, TRAIN_METRICS, WEIGHTS
@@ -45,8 +45,6 @@ def main() -> None:
         from .wm import nest, train
 
         limit_threads()       # one thread: MLPs of ~10k parameters gain nothing from two
-        if not ctx.path(DATA).exists():
-            fail(f"{DATA} is missing; run `dvc repro stages/dima/dvc.yaml:dima-prepare` first")
         arrays = np.load(ctx.path(DATA))
         p, pp = ctx.params.train, ctx.params.prepare
         states, config, metrics = {}, {}, {}

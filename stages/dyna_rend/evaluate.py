@@ -7,7 +7,7 @@ and its table reports/dyna_rend/success.csv (arm x condition), reports/dyna_rend
 """
 from __future__ import annotations
 
-from stages.common.runtime.stage import fail, stage
+from stages.common.runtime.stage import stage
 
 from .params import CAMERAS, PARAMS
 from .paths import METRICS, PLOT, PLOT_DATA, SCENES, VIEWS_PLOT, WEIGHTS
@@ -99,9 +99,6 @@ def main() -> None:
         from .world import Grid
 
         limit_threads()
-        for rel, step in ((SCENES, "prepare"), (WEIGHTS, "train")):
-            if not ctx.path(rel).exists():
-                fail(f"{rel} is missing; run `dvc repro stages/dyna_rend/dvc.yaml:dyna_rend-{step}` first")
         device = select_device(ctx.common.device)
         p = ctx.params.train
         grid = Grid(*ctx.params.prepare.grid)

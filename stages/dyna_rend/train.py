@@ -9,7 +9,7 @@ reports/dyna_rend/train.json.
 """
 from __future__ import annotations
 
-from stages.common.runtime.stage import fail, stage
+from stages.common.runtime.stage import stage
 
 from .params import CAMERAS, PARAMS
 from .paths import MODEL, SCENES, TRAIN_METRICS, WEIGHTS
@@ -65,8 +65,6 @@ def main() -> None:
         from .pyfunc_io import save_policy
         from .world import Grid
 
-        if not ctx.path(SCENES).exists():
-            fail(f"{SCENES} is missing; run `dvc repro stages/dyna_rend/dvc.yaml:dyna_rend-prepare` first")
         device = select_device(ctx.common.device)
         p = ctx.params.train
         grid = Grid(*ctx.params.prepare.grid)

@@ -9,18 +9,12 @@ from __future__ import annotations
 
 import math
 
-from stages.common.runtime.stage import fail, stage
+from stages.common.runtime.stage import stage
 
+from .games import VARIANTS
 from .params import EfgAltPGParams
-from .prepare import REPORT as PREPARE_REPORT
-from .train import RUNS, VARIANTS
+from .paths import CSV_KUHN, CSV_LEDUC, CSV_RATE, METRICS, PLOT_CURVES, PLOT_RATE, PREPARE_REPORT, RUNS
 
-METRICS = "reports/efg_altpg/metrics.json"
-PLOT_CURVES = "reports/efg_altpg/curves.png"
-PLOT_RATE = "reports/efg_altpg/rate.png"
-CSV_KUHN = "reports/efg_altpg/curves_kuhn.csv"
-CSV_LEDUC = "reports/efg_altpg/curves_leduc.csv"
-CSV_RATE = "reports/efg_altpg/rate.csv"
 COLOURS = {"direct": "tab:blue", "softmax": "tab:orange", "npg": "tab:green"}
 
 
@@ -147,8 +141,6 @@ def main() -> None:
         from stages.common.io import write_json
         from stages.common.plots import new_figure, save_png, write_csv
 
-        if not ctx.path(RUNS).exists():
-            fail(f"{RUNS} is missing; run `dvc repro stages/efg_altpg/dvc.yaml:efg_altpg-train`")
         runs = json.loads(ctx.path(RUNS).read_text())
         prep = json.loads(ctx.path(PREPARE_REPORT).read_text())
         m: dict = {"prepare": {"max_abs_diff": prep["max_abs_diff"],

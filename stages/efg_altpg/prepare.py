@@ -12,25 +12,9 @@ from __future__ import annotations
 
 from stages.common.runtime.stage import stage
 
+from .games import load_game, random_game_names
 from .params import EfgAltPGParams
-
-GAMES = "data/efg_altpg/games"
-REPORT = "reports/efg_altpg/prepare.json"
-
-
-def random_game_names(count: int) -> list[str]:
-    return [f"random_{i}" for i in range(count)]
-
-
-def load_game(games_dir, name: str):
-    """The pyspiel game behind a prepared game name (random games from their .efg file)."""
-    import pyspiel
-
-    from .randgame import load
-
-    if name.startswith("random_"):
-        return load(games_dir / f"{name}.efg")
-    return pyspiel.load_game(name)
+from .paths import GAMES, PREPARE_REPORT
 
 
 def random_policies(sf, rng, n: int):
@@ -108,7 +92,7 @@ def main() -> None:
                       flush=True)
         report["max_abs_diff"] = max(g["max_abs_diff"] for g in report["games"].values())
         report["open_spiel_version"] = getattr(pyspiel, "__version__", None) or _version("open_spiel")
-        write_json(ctx.path(REPORT), report)
+        write_json(ctx.path(PREPARE_REPORT), report)
 
 
 def _version(dist: str) -> str | None:

@@ -19,12 +19,9 @@ import zlib
 
 from stages.common.runtime.stage import fail, stage
 
+from .games import VARIANTS, load_game, random_game_names
 from .params import EfgAltPGParams
-from .prepare import GAMES, load_game, random_game_names
-
-RUNS = "data/efg_altpg/runs.json"
-REPORT = "reports/efg_altpg/train.json"
-VARIANTS = ("direct", "softmax", "npg")
+from .paths import GAMES, RUNS, TRAIN_REPORT
 
 
 def rng_for(seed: int, *keys):
@@ -190,7 +187,7 @@ def main() -> None:
                 print(f"  {name} {v}: regularized (step {s['reg']['step']:g}) late {s['reg']['late_mean']:.4f}, "
                       f"last {s['reg']['last_openspiel_max']:.4f}; unregularized (step {s['unreg']['step']:g}) "
                       f"late {s['unreg']['late_mean']:.4f}", flush=True)
-        write_json(ctx.path(REPORT), summary)
+        write_json(ctx.path(TRAIN_REPORT), summary)
 
 
 if __name__ == "__main__":

@@ -17,14 +17,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from stages.common.runtime.stage import fail, stage
+from stages.common.runtime.stage import stage
 
 from .params import EnsembleTailParams
+from .paths import CSV_TAILS, METRICS, PLOT_BASE, PLOT_TAILS, TAILS
 
-TAILS = "data/ensemble_tail/tails.json"
-METRICS = "reports/ensemble_tail/metrics.json"
-PLOT_TAILS, PLOT_BASE = "reports/ensemble_tail/tails.png", "reports/ensemble_tail/base_fits.png"
-CSV_TAILS = "reports/ensemble_tail/tails.csv"
 VOTES = ("move", "rove", "roves")
 LABELS = {"base": "base (SAA on all n)", "move": "MoVE", "rove": "ROVE", "roves": "ROVEs",
           "bagging": "bagging-average"}
@@ -165,10 +162,7 @@ def main() -> None:
         from stages.common.io import write_json
 
         p = ctx.params.evaluate
-        try:
-            res = json.loads(ctx.path(TAILS).read_text())
-        except FileNotFoundError as exc:
-            fail(f"ensemble_tail.evaluate: {exc}; run `dvc repro stages/ensemble_tail/dvc.yaml:ensemble_tail-train` first")
+        res = json.loads(ctx.path(TAILS).read_text())
         rng = np.random.default_rng([ctx.seed, 7])
         metrics = {prob: analyse(r, p, rng) for prob, r in res.items()}
         metrics["ci_level"], metrics["n_boot"], metrics["min_events"] = p.ci_level, p.n_boot, p.min_events

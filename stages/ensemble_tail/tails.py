@@ -2,7 +2,7 @@
 
 * ``clopper_pearson``: exact binomial interval, vectorized over arrays of counts (scipy's
   ``binomtest(k, n).proportion_ci(method="exact")`` answers one count at a time; the test
-  suite checks both agree, benchmarks/ensemble_tail_vectorized.py measures the speed ratio).
+  suite checks both agree, benchmarks/ensemble_tail/vectorized.py measures the speed ratio).
 * ``fit_line``: least squares of log p on x (x = n: log-linear, exponential tail; x = log n:
   log-log, polynomial tail), with R^2.
 * ``slope_interval`` / ``slope_ratio_interval``: scipy's BCa bootstrap interval

@@ -16,9 +16,8 @@ import time
 from stages.common.runtime.stage import stage
 
 from .params import EnsembleTailParams
+from .paths import TAILS, TRAIN_REPORT
 
-TAILS = "data/ensemble_tail/tails.json"
-TRAIN_REPORT = "reports/ensemble_tail/train.json"
 PROBLEM_IDS = {"lp": 0, "regression": 1}
 
 

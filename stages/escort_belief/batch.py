@@ -10,7 +10,7 @@ when the seed runs alone. A function that draws row by row asks for :meth:`SeedR
 How many seeds share a batch is a matter of speed only (every seed's figures are bit for bit the
 same however the seeds are grouped; tests/escort_belief/test_seeds.py): :func:`seed_groups` puts
 whole seeds together while the batch's (rows, n, n) float64 kernel matrices stay within
-:data:`CACHE_BYTES`. Measured (benchmarks/escort_belief_seeds.py): small batches gain from sharing
+:data:`CACHE_BYTES`. Measured (benchmarks/escort_belief/seeds.py): small batches gain from sharing
 (the per-call overhead is paid once), while at d = 20 one batch of all five seeds' 100
 replications ran 1.26x slower than one seed after another, its 8 MB matrices out of cache.
 """

@@ -29,16 +29,11 @@ import json
 
 from stages.common.runtime.stage import fail, stage
 
+from .keys import METHODS, MIXTURE_METHODS
 from .params import EscortBeliefParams
-from .prepare import PROBLEMS
-from .train import LIGHTDARK, METHODS, MIXTURE_METHODS, PARTICLES, TRAIN_DIR
+from .paths import (CSV_DIM, LIGHTDARK, METRICS, PARTICLES, PLOT_2D, PLOT_DIM, PLOT_LD, PLOT_RATIO, PROBLEMS,
+                    TRAIN_DIR)
 
-METRICS = "reports/escort_belief/metrics.json"
-PLOT_DIM = "reports/escort_belief/accuracy_vs_dim.png"
-PLOT_2D = "reports/escort_belief/particles_2d.png"
-PLOT_LD = "reports/escort_belief/lightdark_returns.png"
-PLOT_RATIO = "reports/escort_belief/ratio_reps_dmax.png"
-CSV_DIM = "reports/escort_belief/accuracy_vs_dim.csv"
 RNG_EXACT, RNG_RESAMPLE = 31, 32
 SCORED = ("pf", "svgd", "escort", "escort_official", "pf_resampled", "exact")
 LABEL = {"pf": "particle filter", "svgd": "SVGD", "escort": "ESCORT", "escort_official": "ESCORT (official code)",
@@ -63,7 +58,7 @@ def beliefs(arr, parts, d: int, seed: int) -> dict:
     import numpy as np
 
     from .mixture import sample_mixture, systematic_resample
-    from .prepare import key
+    from .keys import key
 
     X = {m: (parts[key(seed, d, m)], None) for m in ("svgd", "escort", "escort_official")}
     Xpf, W = parts[key(seed, d, "pf")], parts[key(seed, d, "pf_w")]
@@ -88,7 +83,7 @@ def score_dim(arr, parts, d: int, ep, seed: int) -> dict:
     import numpy as np
 
     from .metrics import median_distance, mmd, mmd_self_term, sliced_w
-    from .prepare import key
+    from .keys import key
 
     exact = arr[key(seed, d, "exact")]                   # (reps, T, m, d)
     B, T = exact.shape[:2]
@@ -168,7 +163,7 @@ def belief_context(arr, parts, dims, seed: int) -> dict:
     import numpy as np
 
     from .metrics import median_distance
-    from .prepare import key
+    from .keys import key
 
     ess = {f"d{d}": float((1.0 / (parts[key(seed, d, "pf_w")][:, -1] ** 2).sum(-1)).mean()) for d in dims}
     med = {f"d{d}": float(np.mean([median_distance(Y) for Y in arr[key(seed, d, "exact")][:, -1]])) for d in dims}
@@ -278,7 +273,7 @@ def plot_particles(arr, parts, d: int, seed: int, path) -> None:
 
     from stages.common.plots import new_figure, save_png
 
-    from .prepare import key
+    from .keys import key
 
     Y = arr[key(seed, d, "exact")][0, -1]
     mu = Y.mean(0)
@@ -353,12 +348,10 @@ def main() -> None:
         from stages.common.io import write_json
         from stages.common.plots import write_csv
 
-        from .prepare import missing_keys
+        from .keys import missing_keys
 
         limit_threads()
         ep, dims, seeds = ctx.params.evaluate, ctx.params.prepare.dims, ctx.seeds
-        if not ctx.path(PROBLEMS).exists():
-            fail(f"{PROBLEMS} is missing: run `dvc repro stages/escort_belief/dvc.yaml:escort_belief-prepare` first")
         with np.load(ctx.path(PROBLEMS)) as z:
             arr = {k: z[k] for k in z.files}
         try:

@@ -9,7 +9,7 @@ Gaussian-mixture model whose modes drift (stages/escort_belief/mixture.py), a tr
 ``eval_samples`` exact samples of each belief (what the methods are scored against). A seed's
 problems are the ones it got when the study ran one seed.
 
-Outputs: data/escort_belief/problems.npz (arrays keyed ``s<seed>/d<d>/<name>``, see :func:`key`),
+Outputs: data/escort_belief/problems.npz (arrays keyed ``s<seed>/d<d>/<name>``, see keys.key),
 reports/escort_belief/prepare.json (sizes; per seed, how multi-modal the exact beliefs stay).
 """
 from __future__ import annotations
@@ -17,23 +17,10 @@ from __future__ import annotations
 from stages.common.runtime.stage import stage
 
 from .params import EscortBeliefParams
+from .paths import PREPARE_METRICS, PROBLEMS
 
-PROBLEMS = "data/escort_belief/problems.npz"
-METRICS = "reports/escort_belief/prepare.json"
 RNG_MODEL, RNG_TRAJ, RNG_SAMPLES = 1, 2, 3
 MODEL_KEYS = ("w", "m", "P", "F", "u", "Q", "H", "R")
-
-
-def key(seed: int, d: int, name: str) -> str:
-    """The key of one seed's array ``name`` at dimension d in problems.npz and particles.npz."""
-    return f"s{seed}/d{d}/{name}"
-
-
-def missing_keys(arrays, seeds, dims, name: str) -> list[str]:
-    """The (seed, d) keys of ``name`` that ``arrays`` (an npz's keys) lacks: a file written for
-    other seeds or dims than the profile's."""
-    have = set(arrays)
-    return [key(s, d, name) for s in seeds for d in dims if key(s, d, name) not in have]
 
 
 def build_problems(p, seed: int) -> dict:
@@ -83,7 +70,7 @@ def main() -> None:
                 print(f"  seed {seed}, d={d} ({len(eff)} replications): effective modes of the final "
                       f"exact belief {np.round(eff, 2).tolist()}", flush=True)
         write_npz(ctx.path(PROBLEMS), arrays)
-        write_json(ctx.path(METRICS), per_seed_metrics(
+        write_json(ctx.path(PREPARE_METRICS), per_seed_metrics(
             per_seed, dims=list(p.dims), reps=p.reps, reps_dmax=p.reps_at(max(p.dims)), steps=p.steps,
             modes=p.mixture.modes, eval_samples=p.eval_samples))
 

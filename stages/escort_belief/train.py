@@ -38,24 +38,10 @@ import time
 
 from stages.common.runtime.stage import fail, stage
 
+from .keys import METHODS, MIXTURE_METHODS
 from .params import EscortBeliefParams
-from .prepare import PROBLEMS
+from .paths import LIGHTDARK, PARTICLES, PROBLEMS, metrics_file, shard_dir
 
-TRAIN_DIR = "data/escort_belief/train"        # shard-<i>/ of every shard of the matrix stage
-PARTICLES = "particles.npz"                   # in a shard's folder
-LIGHTDARK = "lightdark.json"
-
-
-def shard_dir(index: int) -> str:
-    return f"{TRAIN_DIR}/shard-{index}"
-
-
-def metrics_file(index: int) -> str:
-    return f"reports/escort_belief/train-{index}.json"
-
-
-METHODS = ("pf", "svgd", "escort")                       # light-dark and mixture problems
-MIXTURE_METHODS = METHODS + ("escort_official",)         # mixture problems only (budget)
 RNG_INIT, RNG_METHOD = 11, 12
 
 
@@ -74,7 +60,7 @@ def run_mixture(arr: dict, d: int, tp, seeds, progress=None) -> tuple[dict, dict
     from .batch import SeedRngs, split, stack
     from .mixture import (mixture_logp_score, mixture_score, pf_weights, precision, propagate,
                           sample_mixture, systematic_resample)
-    from .prepare import key
+    from .keys import key
     from .stein import OfficialConfig, gswd_fit, gswd_regularizer, official_update, stein_update
 
     cache: dict = {}
@@ -140,7 +126,7 @@ def run_mixture_seeds(arr: dict, d: int, tp, seeds, progress=None, cache_bytes=N
     (``cache_bytes``: its default, or ``float('inf')`` for all seeds in one batch): ``{seed: {method:
     array}}`` and the process seconds per method summed over the batches."""
     from .batch import CACHE_BYTES, seed_groups
-    from .prepare import key
+    from .keys import key
 
     counts = [len(arr[key(s, d, "y")]) for s in seeds]
     out, secs = {}, {}
@@ -178,13 +164,11 @@ def main() -> None:
         from stages.common.device import limit_threads
         from stages.common.io import write_json, write_npz
 
-        from .prepare import key, missing_keys
+        from .keys import key, missing_keys
 
         limit_threads()
         tp, pp, seeds = ctx.params.train, ctx.params.prepare, ctx.seeds
         src = ctx.path(PROBLEMS)
-        if not src.exists():
-            fail(f"{PROBLEMS} is missing: run `dvc repro stages/escort_belief/dvc.yaml:escort_belief-prepare` first")
         with np.load(src) as z:
             arr = {k: z[k] for k in z.files}
         index = ctx.shard[0] if ctx.shard else 0

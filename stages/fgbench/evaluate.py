@@ -16,12 +16,8 @@ import zlib
 from stages.common.runtime.stage import fail, stage
 
 from .params import FGBenchParams
+from .paths import CSV_MOL, CSV_TYPES, METRICS, PLOT_MOL, PLOT_TYPES, PREDICTIONS, PREPARE_METRICS
 
-PREDICTIONS = "data/fgbench/predictions"
-PREPARE = "reports/fgbench/prepare.json"
-METRICS = "reports/fgbench/metrics.json"
-PLOT_TYPES, CSV_TYPES = "reports/fgbench/by_type.png", "reports/fgbench/by_type.csv"
-PLOT_MOL, CSV_MOL = "reports/fgbench/mol_level.png", "reports/fgbench/mol_level.csv"
 MODELS = ("constant", "fg_agnostic", "fg_aware", "text")
 LEARNED = ("fg_agnostic", "fg_aware", "text")
 
@@ -173,12 +169,9 @@ def main() -> None:
         from stages.common.io import write_json
 
         p = ctx.params.evaluate
-        try:
-            pairs = json.loads((ctx.path(PREDICTIONS) / "pairs.json").read_text())
-            mols = json.loads((ctx.path(PREDICTIONS) / "molecules.json").read_text())
-            prep = json.loads(ctx.path(PREPARE).read_text())
-        except FileNotFoundError as exc:
-            fail(f"fgbench.evaluate: {exc}; run `dvc repro stages/fgbench/dvc.yaml:fgbench-train` first")
+        pairs = json.loads((ctx.path(PREDICTIONS) / "pairs.json").read_text())
+        mols = json.loads((ctx.path(PREDICTIONS) / "molecules.json").read_text())
+        prep = json.loads(ctx.path(PREPARE_METRICS).read_text())
         if not pairs:
             fail("fgbench.evaluate: no test questions to score")
         scored = score_pairs(pairs, p.n_boot, p.ci_level, ctx.seed)

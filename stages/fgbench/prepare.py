@@ -19,10 +19,8 @@ from collections import Counter, defaultdict
 from stages.common.runtime.stage import fail, stage
 
 from .params import FGBenchParams
+from .paths import CARD_JSON, CARD_MD, MOLECULES, PREPARE_METRICS, QA, VOCAB
 
-QA, MOLECULES = "data/fgbench/qa", "data/fgbench/molecules"
-VOCAB, CARD_JSON, CARD_MD = "data/fgbench/fg_vocab.csv", "data/fgbench/card.json", "data/fgbench/card.md"
-METRICS = "reports/fgbench/prepare.json"
 RNG_SAMPLE, RNG_ORIENT, RNG_SPLIT = 1, 2, 3
 
 
@@ -331,7 +329,7 @@ def main() -> None:
         write_json(ctx.path(CARD_JSON), card)
         write_text(ctx.path(CARD_MD), card_markdown(card))
         counts = card["counts_by_type"]
-        write_json(ctx.path(METRICS), {
+        write_json(ctx.path(PREPARE_METRICS), {
             "source": p.source,
             "questions": {"train": len(rows["train"]), "test": len(rows["test"])},
             "counts": {t: counts[t] for t in records.TYPES},

@@ -4,7 +4,7 @@
 :func:`stages.common.inference.bootstrap_interval`) of a statistic of one or more aligned arrays:
 the items are resampled together (``paired``), so a difference between two models on the same
 questions is a paired bootstrap. The statistics below are vectorised: they take arrays and an
-``axis`` keyword, as scipy wants. benchmarks/fgbench_bootstrap.py prints it beside scipy's
+``axis`` keyword, as scipy wants. benchmarks/fgbench/bootstrap.py prints it beside scipy's
 percentile interval.
 """
 from __future__ import annotations

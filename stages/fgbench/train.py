@@ -16,11 +16,8 @@ from __future__ import annotations
 from stages.common.runtime.stage import fail, stage
 
 from .params import FGBenchParams
+from .paths import MOLECULES, PREDICTIONS, QA, TEXT_MODEL, TRAIN_METRICS
 
-QA, MOLECULES = "data/fgbench/qa", "data/fgbench/molecules"
-PREDICTIONS = "data/fgbench/predictions"
-TEXT_MODEL = "data/fgbench/text_model"       # the text models as one MLflow model (pyfunc.py)
-METRICS = "reports/fgbench/train.json"
 MODELS = ("constant", "fg_agnostic", "fg_aware", "text")
 RNG_PAIR, RNG_MOL, RNG_TEXT = 1, 2, 3
 
@@ -148,11 +145,8 @@ def main() -> None:
 
         limit_threads()
         p = ctx.params.train
-        try:
-            qa = datasets.load_from_disk(str(ctx.path(QA)))
-            mols = datasets.load_from_disk(str(ctx.path(MOLECULES)))
-        except FileNotFoundError as exc:
-            fail(f"fgbench.train: {exc}; run `dvc repro stages/fgbench/dvc.yaml:fgbench-prepare` first")
+        qa = datasets.load_from_disk(str(ctx.path(QA)))
+        mols = datasets.load_from_disk(str(ctx.path(MOLECULES)))
         train = [dict(r) for r in qa["train"]]
         test = [dict(r) for r in qa["test"]]
         for i, r in enumerate(train[:50] + test[:50]):
@@ -178,7 +172,7 @@ def main() -> None:
         with atomic_dir(ctx.path(PREDICTIONS)) as tmp:
             write_json(tmp / "pairs.json", pairs)
             write_json(tmp / "molecules.json", mol_preds)
-        write_json(ctx.path(METRICS), {
+        write_json(ctx.path(TRAIN_METRICS), {
             "questions": {"train": len(train), "test": len(test)}, "edit_vocabulary": vocab_size,
             "groups": fitted, "text_final_loss": {k: v[-1] for k, v in losses.items()},
             "molecule_datasets": sorted(mol_preds)})

@@ -12,7 +12,7 @@ reports/gara_sam/iou_by_group.png with its data iou_by_group.csv, and reports/ga
 """
 from __future__ import annotations
 
-from stages.common.runtime.stage import fail, stage
+from stages.common.runtime.stage import stage
 
 from .params import PARAMS
 from .paths import METRICS, PLOT, PLOT_DATA, RANK_PLOT, RESULTS, SCENES, WEIGHTS
@@ -100,9 +100,6 @@ def main() -> None:
         from .scenes import CONDITIONS, SEEN
 
         limit_threads()
-        for rel, step in ((SCENES, "prepare"), (WEIGHTS, "train")):
-            if not ctx.path(rel).exists():
-                fail(f"{rel} is missing; run `dvc repro stages/gara_sam/dvc.yaml:gara_sam-{step}` first")
         data, weights = np.load(ctx.path(SCENES)), np.load(ctx.path(WEIGHTS))
         ious, ranks = score(weights, data, ctx.params.train, ctx.params.evaluate)
         m = summarise(ious, ranks)

@@ -14,7 +14,7 @@ segmenter as an MLflow pyfunc model, logged and registered) and reports/gara_sam
 """
 from __future__ import annotations
 
-from stages.common.runtime.stage import fail, stage
+from stages.common.runtime.stage import stage
 
 from .params import PARAMS
 from .paths import MODEL, SCENES, TRAIN_METRICS, WEIGHTS
@@ -96,8 +96,6 @@ def main() -> None:
         from .net import state_arrays, to_tensor
 
         limit_threads()        # one thread: a 30k-parameter U-Net on 32x32 images gains nothing from two
-        if not ctx.path(SCENES).exists():
-            fail(f"{SCENES} is missing; run `dvc repro stages/gara_sam/dvc.yaml:gara_sam-prepare` first")
         data = np.load(ctx.path(SCENES))
         p = ctx.params.train
         device = select_device(ctx.common.device)

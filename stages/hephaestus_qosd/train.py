@@ -9,7 +9,7 @@ Outputs: data/hephaestus_qosd/model (MLflow model folder) and reports/hephaestus
 """
 from __future__ import annotations
 
-from stages.common.runtime.stage import fail, stage
+from stages.common.runtime.stage import stage
 
 from .params import PARAMS
 from .paths import INSTANCES, MODEL, TRAIN_METRICS
@@ -50,8 +50,6 @@ def main() -> None:
 
         limit_threads()        # one torch/BLAS thread: tiny MLPs and Dijkstras gain nothing from two
 
-        if not ctx.path(INSTANCES).exists():
-            fail(f"{INSTANCES} is missing; run `dvc repro stages/hephaestus_qosd/dvc.yaml:hephaestus_qosd-prepare` first")
         data = json.loads(ctx.path(INSTANCES).read_text())
         graphs = [Instance.from_dict(d) for d in data["train"]]
         p, fp = ctx.params.train, ctx.params.forge

@@ -8,30 +8,26 @@ reports/jsp_multipolicy/gaps.png and its table reports/jsp_multipolicy/gaps.csv.
 """
 from __future__ import annotations
 
-from stages.common.runtime.stage import fail, stage
+from stages.common.runtime.stage import stage
 
 from .params import PARAMS
-from .paths import METRICS, MODELS, PLOT, PLOT_DATA, SETS, TEST_SET
+from .paths import METRICS, MODELS, PLOT, PLOT_DATA, TEST_SET
 
 
 def main() -> None:
     with stage("jsp_multipolicy", "evaluate", PARAMS) as ctx:
         import numpy as np
-        import torch
 
-        from stages.common.device import select_device
+        from stages.common.device import limit_threads, select_device
         from stages.common.io import write_json
         from stages.common.plots import new_figure, save_png, write_csv
         from stages.common.stats import t_interval
 
-        from .jsp import RULES, rule_makespans
+        from .jsp import RULES, SETS, rule_makespans
         from .policy import best_of
         from .store import load_nets
 
-        for rel, step in ((TEST_SET, "prepare"), (MODELS, "train")):
-            if not ctx.path(rel).exists():
-                fail(f"{rel} is missing; run `dvc repro stages/jsp_multipolicy/dvc.yaml:jsp_multipolicy-{step}` first")
-        torch.set_num_threads(1)
+        limit_threads(1)
         data = np.load(ctx.path(TEST_SET))
         nets = load_nets(ctx.path(MODELS), select_device(ctx.common.device))
         e = ctx.params.evaluate

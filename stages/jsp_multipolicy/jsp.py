@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 N_FEATURES = 10
+SETS = ("g10", "g15", "flow")          # test sets: 10x10 JSSP, 15x15 JSSP, 10x10 flow shop
 
 
 def random_instances(n: int, n_jobs: int, n_machines: int, rng: np.random.Generator, kind: str = "jssp",

@@ -1,4 +1,5 @@
-"""Every file the jsp_multipolicy stages read or write, in one place."""
+"""Every file the jsp_multipolicy stages read or write, in one place. Stages take their paths from here,
+not from one another, so a stage's deps (its imports) are the modules it runs and no more."""
 TEST_SET = "data/jsp_multipolicy/test.npz"
 MODELS = "data/jsp_multipolicy/models.pt"
 MLFLOW_MODELS = "data/jsp_multipolicy/mlflow"   # one MLflow pyfunc folder per network (pyfunc.py)
@@ -6,4 +7,3 @@ PREPARE_METRICS = "reports/jsp_multipolicy/prepare.json"
 TRAIN_METRICS = "reports/jsp_multipolicy/train.json"
 METRICS = "reports/jsp_multipolicy/metrics.json"
 PLOT, PLOT_DATA = "reports/jsp_multipolicy/gaps.png", "reports/jsp_multipolicy/gaps.csv"
-SETS = ("g10", "g15", "flow")          # test sets: 10x10 JSSP, 15x15 JSSP, 10x10 flow shop

@@ -14,7 +14,7 @@ from __future__ import annotations
 from stages.common.runtime.stage import stage
 
 from .params import PARAMS
-from .paths import PREPARE_METRICS, SETS, TEST_SET
+from .paths import PREPARE_METRICS, TEST_SET
 
 SHAPES = {"g10": (10, 10, "jssp"), "g15": (15, 15, "jssp"), "flow": (10, 10, "flow")}
 
@@ -28,7 +28,7 @@ def main() -> None:
         from stages.common.io import write_json, write_npz
         from stages.common.isolated import map_isolated
 
-        from .jsp import check_schedule, cpsat_solve, random_instances
+        from .jsp import SETS, check_schedule, cpsat_solve, random_instances
 
         p = ctx.params.prepare
         counts = {"g10": p.n_test_10, "g15": p.n_test_15, "flow": p.n_test_flow}

@@ -21,11 +21,10 @@ class JspDispatcher(mlflow.pyfunc.PythonModel):
         import json
         from pathlib import Path
 
-        import torch
-
+        from stages.common.device import limit_threads
         from stages.jsp_multipolicy.store import load_nets
 
-        torch.set_num_threads(1)
+        limit_threads(1)
         self.cfg = json.loads(Path(context.artifacts["config"]).read_text())
         self.net = load_nets(context.artifacts["weights"])[self.cfg["name"]]
 

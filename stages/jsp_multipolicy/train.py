@@ -21,16 +21,15 @@ def main() -> None:
     with stage("jsp_multipolicy", "train", PARAMS) as ctx:
         import time
 
-        import torch
         from tqdm import tqdm
 
-        from stages.common.device import select_device
+        from stages.common.device import limit_threads, select_device
         from stages.common.io import write_bytes, write_json
 
         from .policy import train_policy
         from .store import entry, save_mlflow, to_bytes
 
-        torch.set_num_threads(1)
+        limit_threads(1)
         device = select_device(ctx.common.device)
         t = ctx.params.train
         kw = t.model_dump(exclude={"n_policies", "tau"})

@@ -9,11 +9,10 @@ variants.png, rollouts.gif.
 """
 from __future__ import annotations
 
-from stages.common.runtime.stage import fail, stage
+from stages.common.runtime.stage import stage
 
 from .params import PARAMS
 from .paths import GIF, MAZES, MAZES_PNG, METRICS, MODELS, PLOT, PLOT_DATA
-from .train import LEARNERS, load_mazes
 
 
 def action_accuracy(net, tasks, view) -> float:
@@ -88,19 +87,16 @@ def main() -> None:
         import io
 
         import numpy as np
-        import torch
         from PIL import Image
 
+        from stages.common.device import limit_threads
         from stages.common.io import write_bytes, write_json
         from stages.common.plots import new_figure, save_png, write_csv
 
-        from .imitate import Task, load_policy, rollout
-        from .maze import render_rgb
+        from .imitate import LEARNERS, Task, load_policy, rollout
+        from .maze import load_mazes, render_rgb
 
-        for rel, step in ((MAZES, "prepare"), (MODELS, "train")):
-            if not ctx.path(rel).exists():
-                fail(f"{rel} is missing; run `dvc repro stages/labyrinth/dvc.yaml:labyrinth-{step}` first")
-        torch.set_num_threads(1)
+        limit_threads(1)
         mazes = load_mazes(ctx.path(MAZES))
         pt, pp = ctx.params.train, ctx.params.prepare
         cfg = ctx.path(MODELS) / "config.json"

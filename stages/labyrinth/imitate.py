@@ -14,6 +14,8 @@ import numpy as np
 
 from .maze import N_CHANNELS, Maze, encode, optimal_actions, solve, static_planes, transition
 
+LEARNERS = ("bc", "dagger", "bc_partial", "bc_key_door", "bc_ice")
+
 
 @dataclass
 class Task:

@@ -462,3 +462,11 @@ def parse_official(text: str) -> Maze:
         raise ValueError("a .labyrinth grid needs an S (start) and an E (end)")
     return Maze(n, open_e, open_s, one("S"), one("E"), key=one("K"), door=one("D"),
                 ice=tuple(sorted(marks.get("I", []))))
+
+
+def load_mazes(path) -> dict:
+    """{variant: {split: [Maze]}} from data/labyrinth/mazes.json."""
+    import json
+
+    raw = json.loads(path.read_text())
+    return {v: {k: [Maze.from_dict(d) for d in ms] for k, ms in s.items()} for v, s in raw.items()}

@@ -6,23 +6,10 @@ MLflow pyfunc folders ``bc_pyfunc`` / ``dagger_pyfunc``) and reports/labyrinth/t
 """
 from __future__ import annotations
 
-from stages.common.runtime.stage import fail, stage
+from stages.common.runtime.stage import stage
 
 from .params import PARAMS
 from .paths import MAZES, MODELS, TRAIN_METRICS
-
-LEARNERS = ("bc", "dagger", "bc_partial", "bc_key_door", "bc_ice")
-
-
-def load_mazes(path) -> dict:
-    """{variant: {split: [Maze]}} from data/labyrinth/mazes.json."""
-    import json
-
-    from .maze import Maze
-
-    raw = json.loads(path.read_text())
-    return {v: {k: [Maze.from_dict(d) for d in ms] for k, ms in s.items()} for v, s in raw.items()}
-
 
 def view_of(name: str, view_radius: int):
     """The partial-view radius a learner sees with (None: the whole maze)."""
@@ -38,14 +25,14 @@ def main() -> None:
         import torch
         from tqdm import tqdm
 
+        from stages.common.device import limit_threads
         from stages.common.io import atomic_dir, write_json
         from stages.common.mlmodel import save_pyfunc
 
-        from .imitate import Task, train_bc, train_dagger
+        from .imitate import LEARNERS, Task, train_bc, train_dagger
+        from .maze import load_mazes
 
-        if not ctx.path(MAZES).exists():
-            fail(f"{MAZES} is missing; run `dvc repro stages/labyrinth/dvc.yaml:labyrinth-prepare` first")
-        torch.set_num_threads(1)
+        limit_threads(1)
         mazes = load_mazes(ctx.path(MAZES))
         p, pp = ctx.params.train, ctx.params.prepare
         metrics, nets = {}, {}

@@ -18,14 +18,8 @@ from stages.common.fits import loglog_slope, loglog_slopes
 from stages.common.runtime.stage import fail, stage
 
 from .params import LinearCmdpParams
-from .prepare import INSTANCES, PREPARE_METRICS
-from .train import RESULTS
+from .paths import CSV_REGRET, CSV_VIOLATIONS, INSTANCES, METRICS, PLOT_REGRET, PLOT_VIOLATIONS, PREPARE_METRICS, RESULTS
 
-METRICS = "reports/linear_cmdp/metrics.json"
-PLOT_REGRET = "reports/linear_cmdp/regret_vs_K.png"
-PLOT_VIOLATIONS = "reports/linear_cmdp/violations.png"
-CSV_REGRET = "reports/linear_cmdp/regret_curve.csv"
-CSV_VIOLATIONS = "reports/linear_cmdp/violations.csv"
 RNG_BOOT = 31
 FIT_POINTS = 200
 CHECKPOINTS = (100, 1000, 2000, 5000, 10_000, 100_000)   # regret reported at these K (to compare horizons)
@@ -174,10 +168,7 @@ def main() -> None:
         from stages.common.io import write_json
         from stages.common.plots import write_csv
 
-        for dep, step in ((RESULTS, "train"), (INSTANCES, "prepare")):
-            if not ctx.path(dep).exists():
-                fail(f"{dep} is missing; run `dvc repro stages/linear_cmdp/dvc.yaml:linear_cmdp-{step}` first")
-        from .prepare import load_instances
+        from .instances import load_instances
 
         insts = load_instances(ctx.path(INSTANCES))
         res = dict(np.load(ctx.path(RESULTS)))

@@ -15,16 +15,9 @@ from __future__ import annotations
 
 from stages.common.runtime.stage import fail, stage
 
+from .instances import setup_seed
 from .params import LinearCmdpParams
-
-INSTANCES = "data/linear_cmdp/instances.json"
-PREPARE_METRICS = "reports/linear_cmdp/prepare.json"
-
-
-def setup_seed(name: str) -> int:
-    import zlib
-
-    return zlib.crc32(name.encode())
+from .paths import INSTANCES, PREPARE_METRICS
 
 
 def draw_instance(kind: str, rng, sp):
@@ -105,22 +98,3 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
-
-
-def load_instances(path) -> list[dict]:
-    """The instances of ``INSTANCES`` with arrays as numpy arrays and a ``cmdp`` (CMDP) each."""
-    import json
-
-    import numpy as np
-
-    from .cmdp import CMDP
-
-    data = json.loads(open(path).read())["instances"]
-    out = []
-    for rec in data:
-        arr = {k: np.asarray(rec[k], dtype=float) for k in ("P", "r", "u", "mu", "phi", "safe_policy")}
-        rec = {**rec, **arr}
-        rec["cmdp"] = CMDP(P=arr["P"], r=arr["r"], u=arr["u"], mu=arr["mu"], phi=arr["phi"],
-                           threshold=float(rec["threshold"]), safe_policy=arr["safe_policy"])
-        out.append(rec)
-    return out

@@ -14,11 +14,9 @@ from __future__ import annotations
 
 from stages.common.runtime.stage import fail, stage
 
+from .instances import setup_seed
 from .params import LinearCmdpParams
-from .prepare import INSTANCES, setup_seed
-
-RESULTS = "data/linear_cmdp/results.npz"
-TRAIN_METRICS = "reports/linear_cmdp/train.json"
+from .paths import INSTANCES, RESULTS, TRAIN_METRICS
 
 
 def run_seed(common_seed: int, agent: str, instance: int) -> list[int]:
@@ -36,11 +34,9 @@ def main() -> None:
 
         from .agents import AgentConfig, run_batch
         from .dope import run_dope
-        from .prepare import load_instances
+        from .instances import load_instances
 
         limit_threads()
-        if not ctx.path(INSTANCES).exists():
-            fail(f"{INSTANCES} is missing; run `dvc repro stages/linear_cmdp/dvc.yaml:linear_cmdp-prepare` first")
         insts = load_instances(ctx.path(INSTANCES))
         tp = ctx.params.train
         runs = {a.name: [i for i, rec in enumerate(insts) if rec["setup"] in a.setups] for a in tp.agents}

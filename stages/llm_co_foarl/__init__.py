@@ -1,6 +1,7 @@
 """llm_co_foarl: a sequence model trained by SFT then feasibility-and-optimality-aware RL maps a text CO instance to a near-optimal feasible solution.
 
-Steps: ``prepare`` (the data), ``train`` (the method and its baseline), ``evaluate`` (metrics
-and plots for the claims in claims.yaml). Written by ``claimbench new-study``: the skeleton
-fits a ridge regression to generated data; replace it with the study's experiment.
+Steps: ``prepare`` draws TSP and 0/1 knapsack instances and proves their optima with OR-Tools;
+``train`` fits a small encoder-decoder transformer by SFT, then FOARL (GRPO with a feasibility and
+optimality reward), and an equal-compute SFT control; ``evaluate`` decodes the held-out instances
+without a mask: feasible rate and optimality gap per model, next to random and greedy heuristics.
 """

@@ -9,7 +9,7 @@ foarl_curve.png/.csv.
 """
 from __future__ import annotations
 
-from stages.common.runtime.stage import fail, stage
+from stages.common.runtime.stage import stage
 
 from .params import PARAMS
 from .paths import CURVE_DATA, CURVE_PLOT, DATASET, METRICS, MODELS, PLOT, PLOT_DATA, TRAIN_METRICS
@@ -75,9 +75,6 @@ def main() -> None:
         from .store import load_model
 
         limit_threads(default=1)
-        for rel, step in ((DATASET, "prepare"), (MODELS, "train")):
-            if not ctx.path(rel).exists():
-                fail(f"{rel} is missing; run `dvc repro stages/llm_co_foarl/dvc.yaml:llm_co_foarl-{step}` first")
         data = json.loads(ctx.path(DATASET).read_text())
         device = select_device(ctx.common.device)
         n = ctx.params.evaluate.samples

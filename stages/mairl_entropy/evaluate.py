@@ -10,11 +10,8 @@ from __future__ import annotations
 from stages.common.runtime.stage import stage
 
 from .params import MairlParams
+from .paths import CSV_AMBIGUITY, CSV_RECOVERY, METRICS, PLOT_AMBIGUITY, PLOT_RECOVERY, RESULTS, SWEEP
 
-RESULTS, SWEEP = "data/mairl_entropy/results.json", "data/mairl_entropy/sweep.npz"
-METRICS = "reports/mairl_entropy/metrics.json"
-PLOT_RECOVERY, CSV_RECOVERY = "reports/mairl_entropy/recovery.png", "reports/mairl_entropy/recovery.csv"
-PLOT_AMBIGUITY, CSV_AMBIGUITY = "reports/mairl_entropy/ambiguity.png", "reports/mairl_entropy/ambiguity.csv"
 ERRORS = {"reward_error": ("worst-case reward error", -0.5),
           "value_gap": ("value gap (true reward)", -0.5),
           "nash_gap": ("regularised Nash gap (true reward)", -1.0)}

@@ -10,9 +10,7 @@ from __future__ import annotations
 from stages.common.runtime.stage import stage
 
 from .params import MairlParams
-
-GAMES, CARD = "data/mairl_entropy/games.npz", "data/mairl_entropy/card.json"
-METRICS = "reports/mairl_entropy/prepare.json"
+from .paths import CARD, GAMES, PREPARE_METRICS
 
 
 def main() -> None:
@@ -44,7 +42,7 @@ def main() -> None:
             "seed": ctx.seed, "params": p.model_dump(),
             "arrays": {k: list(v.shape) for k, v in data.items()},
             **summary})
-        write_json(ctx.path(METRICS), summary)
+        write_json(ctx.path(PREPARE_METRICS), summary)
         print(f"  {p.n_games} games, {p.n_states} states, actions {p.n_actions}, gamma {p.gamma}; "
               f"rewards in [{summary['reward_min']:.3f}, {summary['reward_max']:.3f}]", flush=True)
 

@@ -13,10 +13,8 @@ import time
 from stages.common.runtime.stage import stage
 
 from .params import MairlParams
+from .paths import GAMES, RESULTS, SWEEP, TRAIN_METRICS
 
-GAMES = "data/mairl_entropy/games.npz"
-RESULTS, SWEEP = "data/mairl_entropy/results.json", "data/mairl_entropy/sweep.npz"
-METRICS = "reports/mairl_entropy/train.json"
 STREAMS = {"uniqueness": 1, "tau_sweep": 2, "verify": 3, "ambiguity": 4, "recovery": 5}
 
 
@@ -251,7 +249,7 @@ def main() -> None:
             "scipy_root_max_diff": max(g["scipy_root_max_diff"] for g in uniq["games"]),
             "recovery_all_converged": rec_conv,
         }
-        write_json(ctx.path(METRICS), summary)
+        write_json(ctx.path(TRAIN_METRICS), summary)
         ctx.run.log_curve("recovery.reward_error_mean", arrays["reward_error"].mean(axis=(0, 2)).tolist(),
                           ns.tolist())
         print("  " + ", ".join(f"{k} {v:.3g}" if isinstance(v, float) else f"{k} {v}"

@@ -16,16 +16,11 @@ comparison, plots; reports/mnl_assortment/metrics.json is what claims.yaml reads
 from __future__ import annotations
 
 from stages.common.fits import loglog_slope
-from stages.common.runtime.stage import fail, stage
+from stages.common.runtime.stage import stage
 
 from .params import MnlAssortmentParams
-from .train import RESULTS
+from .paths import CSV_OFFLINE, CSV_REGRET, METRICS, PLOT_OFFLINE, PLOT_REGRET, PREPARE_METRICS, RESULTS, TRAIN_METRICS
 
-METRICS = "reports/mnl_assortment/metrics.json"
-PLOT_REGRET = "reports/mnl_assortment/regret_vs_t.png"
-PLOT_OFFLINE = "reports/mnl_assortment/offline_vs_n.png"
-CSV_REGRET = "reports/mnl_assortment/regret_loglog.csv"
-CSV_OFFLINE = "reports/mnl_assortment/offline.csv"
 RNG_BOOT = 21
 METHOD_NAMES = {"new": "MLE-Hessian width (new)", "old": "Oh & Iyengar width 1/(2 kappa) (old)"}
 RULE_NAMES = {"plugin": "plug-in MLE", "new": "pessimism, new region", "old": "pessimism, old region (PASTA-style)"}
@@ -232,15 +227,13 @@ def main() -> None:
         from stages.common.io import write_json
         from stages.common.plots import write_csv
 
-        if not ctx.path(RESULTS).exists():
-            fail(f"{RESULTS} is missing; run `dvc repro stages/mnl_assortment/dvc.yaml:mnl_assortment-train` first")
         with np.load(ctx.path(RESULTS)) as z:
             res = {k: z[k] for k in z.files}
         ep = ctx.params.evaluate
         rng = np.random.default_rng([ctx.seed, RNG_BOOT])
         m = {"online": online_metrics(res, ep, rng), "offline": offline_metrics(res, ep, rng)}
-        prep = json.loads(ctx.path("reports/mnl_assortment/prepare.json").read_text())
-        train = json.loads(ctx.path("reports/mnl_assortment/train.json").read_text())
+        prep = json.loads(ctx.path(PREPARE_METRICS).read_text())
+        train = json.loads(ctx.path(TRAIN_METRICS).read_text())
         m["highs"] = prep["highs"]
         m["mle"] = train["mle"]
         m["online"]["coverage_new"] = train["online"]["coverage_new"]

@@ -20,9 +20,8 @@ from stages.common.io import write_npz
 from stages.common.runtime.stage import stage
 
 from .params import MnlAssortmentParams
+from .paths import ENV, PREPARE_METRICS
 
-ENV = "data/mnl_assortment/env.npz"
-METRICS = "reports/mnl_assortment/prepare.json"
 RNG_CHECK = 3
 
 
@@ -81,7 +80,7 @@ def main() -> None:
         write_npz(ctx.path(ENV), {"assortments": A, **{f"on_{k}": v for k, v in on.items()},
                                  **{f"off_{k}": v for k, v in off.items()}})
         n_star_logged = (off["logged"] == off["star"][:, :, None, None])
-        write_json(ctx.path(METRICS), {
+        write_json(ctx.path(PREPARE_METRICS), {
             "n_assortments": len(A),
             "kappa_inverse": {str(B): 1.0 / kappa(B, p.capacity) for B in p.radii},
             "online": {"optimal_revenue_mean": {str(B): float(on["best_rev"][b].mean())

@@ -20,10 +20,7 @@ from stages.common.io import write_npz
 from stages.common.runtime.stage import fail, stage
 
 from .params import MnlAssortmentParams
-from .prepare import ENV
-
-RESULTS = "data/mnl_assortment/results.npz"
-METRICS = "reports/mnl_assortment/train.json"
+from .paths import ENV, RESULTS, TRAIN_METRICS
 
 
 def scipy_check_online(out: dict, ridge: float) -> float:
@@ -96,8 +93,6 @@ def main() -> None:
         from .online import run_online
 
         limit_threads()
-        if not ctx.path(ENV).exists():
-            fail(f"{ENV} is missing; run `dvc repro stages/mnl_assortment/dvc.yaml:mnl_assortment-prepare` first")
         pp, tp = ctx.params.prepare, ctx.params.train
         # the prepare params the data were made with are what dvc tracks for prepare; the ones
         # train needs (n grid, sizes) are read from the same profile
@@ -145,7 +140,7 @@ def main() -> None:
         # timings go to MLflow only: the metrics file must be identical for identical params
         ctx.run.log_metrics({"time.online_s": t_online, "time.online_newton_s": out["newton_seconds"],
                              "time.offline_s": t_offline, "time.scipy_check_s": t_scipy})
-        write_json(ctx.path(METRICS), metrics)
+        write_json(ctx.path(TRAIN_METRICS), metrics)
         print(f"  online {t_online:.1f}s ({out['refits']} refits, Newton {out['newton_seconds']:.1f}s), offline "
               f"{t_offline:.1f}s, scipy check {t_scipy:.1f}s: max |theta diff| {metrics['mle']['max_abs_diff_vs_scipy']:.1e}; "
               f"coverage new {metrics['online']['coverage_new']:.2f} old {metrics['online']['coverage_old']:.2f}",

@@ -1,6 +1,7 @@
 """mpo: Evolution-searched mirror-descent preference losses beat DPO and ORPO on noisy, mixed-quality control-task preferences.
 
-Steps: ``prepare`` (the data), ``train`` (the method and its baseline), ``evaluate`` (metrics
-and plots for the claims in claims.yaml). Written by ``claimbench new-study``: the skeleton
-fits a ridge regression to generated data; replace it with the study's experiment.
+Steps: ``prepare`` behaviour-clones a reference policy on Pendulum-v1 and draws preference datasets
+at several label-flip rates and a mixed-quality set; ``train`` tunes DPO, cDPO and ORPO, searches the
+mirror-descent loss family by CMA-ES, and scores every method on held-out draws; ``evaluate`` turns
+the scores into the claims' figures and the return-vs-noise plot, and rolls the policies out in gymnasium.
 """

@@ -1,6 +1,6 @@
 """mpo's experiment: dataset draws for every setting, the beta grids selected on validation draws,
 the CMA-ES search over the loss family, held-out test scores, and the figures the claims read.
-The stages (prepare / train / evaluate) and benchmarks/mpo_calibration.py call these functions.
+The stages (prepare / train / evaluate) and benchmarks/mpo/calibration.py call these functions.
 """
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ folders, logged and registered) and reports/mpo/train.json.
 """
 from __future__ import annotations
 
-from stages.common.runtime.stage import fail, stage
+from stages.common.runtime.stage import stage
 
 from .params import PARAMS
 from .paths import DATASET, MODELS, REFERENCE, RESULTS, TRAIN_METRICS
@@ -29,9 +29,6 @@ def main() -> None:
         from .experiment import Scorer, baseline_grid, run_all, score_bounds, setting_names
 
         limit_threads()       # tiny MLPs, full batch of a few hundred pairs: one thread
-        for rel in (REFERENCE, DATASET):
-            if not ctx.path(rel).exists():
-                fail(f"{rel} is missing; run `dvc repro stages/mpo/dvc.yaml:mpo-prepare` first")
         p, t = ctx.params.prepare, ctx.params.train
         ref = torch.load(ctx.path(REFERENCE), weights_only=True)
         data = dict(np.load(ctx.path(DATASET)))

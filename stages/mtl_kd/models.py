@@ -208,7 +208,7 @@ def distill_step(student, opt, teachers: dict, insts: dict, gen, states_per_vari
     return float(loss.detach())
 
 
-# ---- training loops (the train stage's, and benchmarks/mtl_kd_paper_gpu.py's) ------------------
+# ---- training loops (the train stage's, and benchmarks/mtl_kd/paper_gpu.py's) ------------------
 def train_teacher(variant: str, n: int, p, seed: int, k: int, device="cpu", progress=None, max_seconds=None):
     """A teacher for ``variant`` by ``p.steps`` REINFORCE steps on ``device`` (fewer if
     ``max_seconds`` of wall time run out first); (net, sampled-cost curve)."""

@@ -22,9 +22,8 @@ import time
 from stages.common.runtime.stage import stage
 
 from .params import NacBParams
+from .paths import MDPS, PREPARE_METRICS
 
-MDPS = "data/nac_b/mdps.json"
-METRICS = "reports/nac_b/prepare.json"
 RNG_REGRET, RNG_BATCHING = 1, 2
 NAMES = ("regret", "batching", "control")
 
@@ -97,7 +96,7 @@ def main() -> None:
         }
         metrics["structure_violations"] = sum(o["structure_violations"] for o in out.values())
         metrics["policies_checked"] = sum(o["structure"]["policies_checked"] for o in out.values())
-        write_json(ctx.path(METRICS), metrics)
+        write_json(ctx.path(PREPARE_METRICS), metrics)
 
 
 if __name__ == "__main__":

@@ -21,13 +21,11 @@ from __future__ import annotations
 
 import time
 
-from stages.common.runtime.stage import fail, stage
+from stages.common.runtime.stage import stage
 
 from .params import NacBParams
-from .prepare import MDPS
+from .paths import MDPS, RESULTS, TRAIN_METRICS
 
-RESULTS = "data/nac_b/results.json"
-METRICS = "reports/nac_b/train.json"
 RNG_REGRET, RNG_TUNE, RNG_EVAL = 11, 12, 13
 ORACLE_LOGIT = 30.0          # theta of the optimal action: the oracle plays it w.p. 1 - e^-30
 
@@ -156,8 +154,6 @@ def main() -> None:
     with stage("nac_b", "train", NacBParams) as ctx:
         from stages.common.io import write_json
 
-        if not ctx.path(MDPS).exists():
-            fail(f"{MDPS} is missing; run `dvc repro stages/nac_b/dvc.yaml:nac_b-prepare` first")
         mdps = load_mdps(ctx.path(MDPS))
         tp = ctx.params.train
         t0 = time.perf_counter()
@@ -170,7 +166,7 @@ def main() -> None:
         write_json(ctx.path(RESULTS), {"seed": ctx.seed, "regret": regret, "batching": batching})
         # timings go to stdout and to MLflow (stage.compute_s), not to the metrics: the metrics
         # file must be identical for identical params
-        write_json(ctx.path(METRICS), {
+        write_json(ctx.path(TRAIN_METRICS), {
             "runs": {"regret_sweep": len(tp.regret.T_grid) * (tp.regret.seeds + 2 * tp.regret.baseline_seeds),
                      "batching_tune": 2 * len(tp.batching.batch_sizes) * len(tp.batching.steps) * tp.batching.tune_seeds,
                      "batching_eval": 2 * len(batching["eval"]["configs"]) * tp.batching.eval_seeds},

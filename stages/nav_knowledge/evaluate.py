@@ -14,17 +14,12 @@ from __future__ import annotations
 
 import json
 
-from stages.common.runtime.stage import fail, stage
+from stages.common.runtime.stage import stage
 
 from .params import NavKnowledgeParams
-from .prepare import WORLDS, load_world
-from .replan import METRICS as REPLAN
-from .train import METRICS as TRAIN, POSTERIOR
+from .paths import METRICS, PLOT_AUROC, PLOT_GRID, PLOT_REPLAN, POSTERIOR, REPLAN_METRICS, TRAIN_METRICS, WORLDS
+from .world import load_world
 
-METRICS = "reports/nav_knowledge/metrics.json"
-PLOT_GRID = "reports/nav_knowledge/posterior_grid.png"
-PLOT_AUROC = "reports/nav_knowledge/auroc_ess.png"
-PLOT_REPLAN = "reports/nav_knowledge/replan_time.png"
 METHODS = {"sis": "plain SIS", "sis_rm": "SIS\nresample-move", "gibbs": "Gibbs\n(reference)"}
 
 
@@ -77,12 +72,9 @@ def main() -> None:
         from stages.common.io import write_json
         from stages.common.plots import new_figure, save_png
 
-        for rel in (POSTERIOR, TRAIN, REPLAN, WORLDS):
-            if not ctx.path(rel).exists():
-                fail(f"{rel} is missing; run `dvc repro stages/nav_knowledge/dvc.yaml:nav_knowledge-train stages/nav_knowledge/dvc.yaml:nav_knowledge-replan` first")
         post = dict(np.load(ctx.path(POSTERIOR)))
-        train = json.loads(ctx.path(TRAIN).read_text())
-        replan = json.loads(ctx.path(REPLAN).read_text())
+        train = json.loads(ctx.path(TRAIN_METRICS).read_text())
+        replan = json.loads(ctx.path(REPLAN_METRICS).read_text())
         worlds = json.loads(ctx.path(WORLDS).read_text())
         ep = ctx.params.evaluate
         known = post["known"].astype(bool)

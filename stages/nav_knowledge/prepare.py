@@ -11,9 +11,7 @@ from __future__ import annotations
 from stages.common.runtime.stage import stage
 
 from .params import NavKnowledgeParams
-
-WORLDS = "data/nav_knowledge/worlds.json"
-METRICS = "reports/nav_knowledge/prepare.json"
+from .paths import PREPARE_METRICS, WORLDS
 
 
 def generate(p, seed: int) -> list[dict]:
@@ -39,18 +37,6 @@ def generate(p, seed: int) -> list[dict]:
     return agents
 
 
-def load_world(agent: dict):
-    """The World of one stored agent."""
-    import numpy as np
-
-    from .planner import grid_neighbours
-    from .world import World
-
-    cw = np.asarray(agent["cell_wall"], dtype=np.int64)
-    cells = [np.flatnonzero(cw == k).tolist() for k in range(int(cw.max()) + 1)]
-    return World(agent["H"], agent["W"], cw, cells, grid_neighbours(agent["H"], agent["W"]))
-
-
 def main() -> None:
     with stage("nav_knowledge", "prepare", NavKnowledgeParams) as ctx:
         import numpy as np
@@ -66,7 +52,7 @@ def main() -> None:
                    "replans_mean": float(np.mean([r for a in agents for r in a["replans"]])),
                    "known_share": float(np.mean([k for a in agents for k in a["known"]]))}
         print(f"  {summary}", flush=True)
-        write_json(ctx.path(METRICS), summary)
+        write_json(ctx.path(PREPARE_METRICS), summary)
 
 
 if __name__ == "__main__":

@@ -19,13 +19,12 @@ import time
 from stages.common.runtime.stage import stage
 
 from .params import NavKnowledgeParams
+from .paths import REPLAN_CSV, REPLAN_METRICS
 
-METRICS = "reports/nav_knowledge/replan.json"
-CSV = "reports/nav_knowledge/replan.csv"
 WALKS = 20
 
 
-def _best(fn, repeats: int) -> float:
+def fastest(fn, repeats: int) -> float:
     """Fastest of ``repeats`` calls of ``fn`` (CPU seconds of this process, which other jobs on a
     shared machine inflate less than wall time), the garbage collector off while timing
     (as ``timeit`` does: the stored fields are many objects, and a collection in the middle of
@@ -89,18 +88,18 @@ def bench_size(size: int, rp, seed: int) -> dict:
         best = float("inf")
         for _ in range(rp.repeats):
             copies = [list(e[1]) for e in events]      # fresh copies, made before the clock starts
-            best = min(best, _best(lambda: [fn(nbrs, e[3], e[0], d, e[2]) for d, e in zip(copies, events)], 1))
+            best = min(best, fastest(lambda: [fn(nbrs, e[3], e[0], d, e[2]) for d, e in zip(copies, events)], 1))
         return best
 
     t_inc = incremental(repair)
     t_lpa = incremental(lpa_update)
-    t_scratch = _best(lambda: [dijkstra(nbrs, e[3], e[0]) for e in events], rp.repeats)
+    t_scratch = fastest(lambda: [dijkstra(nbrs, e[3], e[0]) for e in events], rp.repeats)
     graphs = [grid_csr(size, size, e[3]) for e in events]
     from scipy.sparse.csgraph import dijkstra as sp_dijkstra
 
-    t_scipy = _best(lambda: [sp_dijkstra(gr, directed=False, indices=e[0]) for gr, e in zip(graphs, events)], rp.repeats)
-    t_scipy_build = _best(lambda: [sp_dijkstra(grid_csr(size, size, e[3]), directed=False, indices=e[0])
-                                   for e in events], rp.repeats)
+    t_scipy = fastest(lambda: [sp_dijkstra(gr, directed=False, indices=e[0]) for gr, e in zip(graphs, events)], rp.repeats)
+    t_scipy_build = fastest(lambda: [sp_dijkstra(grid_csr(size, size, e[3]), directed=False, indices=e[0])
+                                     for e in events], rp.repeats)
     n = len(events)
     return {"size": size, "events": n, "walls": world.n_walls, "identical": bool(max_diff == 0.0),
             "cells_expanded_mean": expanded / n,
@@ -147,9 +146,10 @@ def main() -> None:
                       f"({r['speedup_vs_dijkstra']:.1f}x), scipy {r['scipy_ms']:.3f} ms "
                       f"({r['speedup_vs_scipy']:.1f}x; {r['speedup_vs_scipy_with_graph']:.1f}x with its graph build)",
                       flush=True)
-        write_csv(ctx.path(CSV), [{k: r[k] for k in ("size", "incremental_ms", "lpa_ms", "dijkstra_ms", "scipy_ms",
-                                                     "scipy_with_graph_ms")} for r in out["sizes"] if r["events"]])
-        write_json(ctx.path(METRICS), out)
+        write_csv(ctx.path(REPLAN_CSV), [{k: r[k] for k in ("size", "incremental_ms", "lpa_ms", "dijkstra_ms",
+                                                            "scipy_ms", "scipy_with_graph_ms")}
+                                         for r in out["sizes"] if r["events"]])
+        write_json(ctx.path(REPLAN_METRICS), out)
 
 
 if __name__ == "__main__":

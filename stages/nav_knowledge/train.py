@@ -18,10 +18,8 @@ import time
 from stages.common.runtime.stage import fail, stage
 
 from .params import NavKnowledgeParams
-from .prepare import WORLDS, load_world
-
-POSTERIOR = "data/nav_knowledge/posterior.npz"
-METRICS = "reports/nav_knowledge/train.json"
+from .paths import POSTERIOR, TRAIN_METRICS, WORLDS
+from .world import load_world
 
 
 def infer_agent(agent: dict, pp, tp, rng) -> dict:
@@ -71,8 +69,6 @@ def main() -> None:
         from stages.common.io import write_json, write_npz
 
         path = ctx.path(WORLDS)
-        if not path.exists():
-            fail(f"{WORLDS} is missing; run `dvc repro stages/nav_knowledge/dvc.yaml:nav_knowledge-prepare` first")
         data = json.loads(path.read_text())
         pp = ctx.params.prepare
         if data["params"] != pp.model_dump():
@@ -101,7 +97,7 @@ def main() -> None:
                    "incremental_updates": int(sum(r["updates"] for r in res)),
                    "fields_from_scratch": int(sum(r["scratch"] for r in res))}
         print(f"  {summary}; cpu {cpu}", flush=True)
-        write_json(ctx.path(METRICS), summary)
+        write_json(ctx.path(TRAIN_METRICS), summary)
 
 
 if __name__ == "__main__":

@@ -41,6 +41,13 @@ class World:
         return (self.cell_wall >= 0).tolist()
 
 
+def load_world(agent: dict):
+    """The World of one stored agent (an entry of worlds.json's ``agents``)."""
+    cw = np.asarray(agent["cell_wall"], dtype=np.int64)
+    cells = [np.flatnonzero(cw == k).tolist() for k in range(int(cw.max()) + 1)]
+    return World(agent["H"], agent["W"], cw, cells, grid_neighbours(agent["H"], agent["W"]))
+
+
 def _connected(free: np.ndarray) -> bool:
     """Whether the free cells (an H x W bool mask) form one 4-connected component."""
     from scipy.ndimage import label

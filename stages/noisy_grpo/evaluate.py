@@ -6,7 +6,7 @@ and its table reports/noisy_grpo/accuracy.csv (one row per method and split).
 """
 from __future__ import annotations
 
-from stages.common.runtime.stage import fail, stage
+from stages.common.runtime.stage import stage
 
 from .params import PARAMS
 from .paths import DATASET, METRICS, PLOT, PLOT_DATA, POLICIES
@@ -21,16 +21,14 @@ def main() -> None:
         import numpy as np
         import torch
 
+        from stages.common.device import limit_threads
         from stages.common.io import write_json
         from stages.common.plots import new_figure, save_png, write_csv
         from stages.common.stats import t_interval
 
         from .core import Policy, correct
 
-        torch.set_num_threads(1)
-        for rel, step in ((DATASET, "prepare"), (POLICIES, "train")):
-            if not ctx.path(rel).exists():
-                fail(f"{rel} is missing; run `dvc repro stages/noisy_grpo/dvc.yaml:noisy_grpo-{step}` first")
+        limit_threads(1)
         d = np.load(ctx.path(DATASET))
         states = torch.load(io.BytesIO(ctx.path(POLICIES).read_bytes()), weights_only=True)
         pp, p = ctx.params.prepare, ctx.params.train

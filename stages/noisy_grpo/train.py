@@ -7,7 +7,7 @@ NoisyGRPO policy as an MLflow pyfunc model, logged and registered) and reports/n
 """
 from __future__ import annotations
 
-from stages.common.runtime.stage import fail, stage
+from stages.common.runtime.stage import stage
 
 from .params import PARAMS
 from .paths import DATASET, MODEL, POLICIES, TRAIN_METRICS
@@ -23,13 +23,12 @@ def main() -> None:
         import torch
         from tqdm import tqdm
 
+        from stages.common.device import limit_threads
         from stages.common.io import write_bytes, write_json
 
         from .core import METHODS, Policy, rl, sft
 
-        torch.set_num_threads(1)      # a 30k-parameter model gains nothing from two threads
-        if not ctx.path(DATASET).exists():
-            fail(f"{DATASET} is missing; run `dvc repro stages/noisy_grpo/dvc.yaml:noisy_grpo-prepare` first")
+        limit_threads(1)              # a 30k-parameter model gains nothing from two threads
         d = np.load(ctx.path(DATASET))
         pp, p = ctx.params.prepare, ctx.params.train
         img, q, cnt, chain = (torch.as_tensor(d[k]) for k in ("img", "q", "counts", "chain"))

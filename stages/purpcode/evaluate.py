@@ -59,16 +59,14 @@ def main() -> None:
 
         import torch
 
+        from stages.common.device import limit_threads
         from stages.common.io import write_json
         from stages.common.plots import new_figure, save_png, write_csv
 
         from .oracle import Oracle
         from .policy import load_bytes
 
-        for rel, step in ((DATASET, "prepare"), (MODELS, "train")):
-            if not ctx.path(rel).exists():
-                fail(f"{rel} is missing; run `dvc repro stages/purpcode/dvc.yaml:purpcode-{step}` first")
-        torch.set_num_threads(1)
+        limit_threads(1)
         dataset = json.loads(ctx.path(DATASET).read_text())
         blobs = torch.load(io.BytesIO(ctx.path(MODELS).read_bytes()), weights_only=True)
         models = {k: load_bytes(v) for k, v in blobs.items()}

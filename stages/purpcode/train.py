@@ -17,7 +17,7 @@ weights go to data/purpcode/models.pt; the PurpCode model is also saved as an ML
 """
 from __future__ import annotations
 
-from stages.common.runtime.stage import fail, stage
+from stages.common.runtime.stage import stage
 
 from .params import PARAMS
 from .paths import DATASET, MODEL, MODELS, TRAIN_METRICS
@@ -84,13 +84,12 @@ def main() -> None:
 
         import torch
 
+        from stages.common.device import limit_threads
         from stages.common.io import write_bytes, write_json
 
         from .policy import save_mlflow, state_bytes
 
-        if not ctx.path(DATASET).exists():
-            fail(f"{DATASET} is missing; run `dvc repro stages/purpcode/dvc.yaml:purpcode-prepare` first")
-        torch.set_num_threads(1)      # tiny transformer: a second thread only adds overhead
+        limit_threads(1)              # tiny transformer: a second thread only adds overhead
         dataset = json.loads(ctx.path(DATASET).read_text())
         p = ctx.params.train
         models, metrics, extra = train_all(dataset, p, ctx.seed)

@@ -16,14 +16,11 @@ import json
 
 from stages.common.runtime.stage import fail, stage
 
+from .data import fraction_key
 from .params import RepoSafetyParams
-from .prepare import METRICS as PREPARE, fraction_key
-from .train import CURVES, METRICS as TRAIN, POLICIES
+from .paths import (CSV_CURVES, CSV_SWEEP, CURVES, METRICS, PLOT_COMP, PLOT_CURVES, PLOT_SWEEP, POLICIES,
+                    PREPARE_METRICS, TRAIN_METRICS)
 
-METRICS = "reports/repo_safety/metrics.json"
-PLOT_SWEEP, CSV_SWEEP = "reports/repo_safety/sweep.png", "reports/repo_safety/sweep.csv"
-PLOT_COMP = "reports/repo_safety/compensation.png"
-PLOT_CURVES, CSV_CURVES = "reports/repo_safety/curves.png", "reports/repo_safety/curves.csv"
 SERIES = (("baseline_exact", "baseline (expected constraint)", "tab:red", "-"),
           ("repo_exact", "RePO (rectified, margin)", "tab:blue", "-"),
           ("baseline_sampled", "baseline, sampled gradients", "tab:red", ":"),
@@ -157,13 +154,10 @@ def main() -> None:
         from stages.common.io import write_json
 
         primary = ctx.params.evaluate.primary_fraction
-        try:
-            train = json.loads(ctx.path(TRAIN).read_text())
-            prep = json.loads(ctx.path(PREPARE).read_text())
-            curves = json.loads(ctx.path(CURVES).read_text())
-            arrays = dict(np.load(ctx.path(POLICIES)))
-        except FileNotFoundError as err:
-            fail(f"{err.filename} is missing; run `dvc repro stages/repo_safety/dvc.yaml:repo_safety-train`")
+        train = json.loads(ctx.path(TRAIN_METRICS).read_text())
+        prep = json.loads(ctx.path(PREPARE_METRICS).read_text())
+        curves = json.loads(ctx.path(CURVES).read_text())
+        arrays = dict(np.load(ctx.path(POLICIES)))
         if fraction_key(primary) not in train["instances"]:
             fail(f"evaluate.primary_fraction={primary} was not trained (trained: "
                  f"{sorted(train['instances'])}); run `dvc repro stages/repo_safety/dvc.yaml:repo_safety-train`")

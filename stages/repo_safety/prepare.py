@@ -17,16 +17,9 @@ from __future__ import annotations
 
 from stages.common.runtime.stage import stage
 
+from .data import fraction_key
 from .params import RepoSafetyParams
-
-DATASET = "data/repo_safety/bandit"
-INSTANCES = "data/repo_safety/instances.json"
-METRICS = "reports/repo_safety/prepare.json"
-
-
-def fraction_key(f: float) -> str:
-    """'0.12' for 0.12: the key of an instance in the JSON files."""
-    return f"{f:g}"
+from .paths import DATASET, INSTANCES, PREPARE_METRICS
 
 
 def build(p, seed: int) -> list:
@@ -51,26 +44,6 @@ def to_columns(instances: list) -> dict:
     return cols
 
 
-def load(root, fractions=None) -> dict:
-    """{fraction key: (reward, cost, harmful)} read back from the saved Dataset (numpy arrays)."""
-    import numpy as np
-    from datasets import load_from_disk
-
-    ds = load_from_disk(str(root / DATASET)).with_format("numpy")
-    frac = np.asarray(ds["fraction"])
-    out = {}
-    for f in sorted(set(frac.tolist())) if fractions is None else fractions:
-        idx = np.flatnonzero(np.isclose(frac, f))
-        if idx.size == 0:
-            raise ValueError(f"{DATASET}: no instance for f={f}; rerun `dvc repro stages/repo_safety/dvc.yaml:repo_safety-prepare`")
-        sub = ds.select(idx.tolist())
-        order = np.argsort(np.asarray(sub["prompt"]))
-        out[fraction_key(f)] = (np.stack(sub["reward"])[order].astype(float),
-                                np.stack(sub["cost"])[order].astype(float),
-                                np.asarray(sub["harmful"])[order].astype(bool))
-    return out
-
-
 def main() -> None:
     with stage("repo_safety", "prepare", RepoSafetyParams) as ctx:
         from datasets import Dataset
@@ -84,7 +57,7 @@ def main() -> None:
         infos = {fraction_key(i.fraction): i.info for i in instances}
         write_json(ctx.path(INSTANCES), {"beta": p.kl_beta, "budget": p.budget, "instances": infos})
         rejected = {k: sum(i.info["rejected"][k] for i in instances) for k in ("zero_multiplier", "correlation")}
-        write_json(ctx.path(METRICS), {
+        write_json(ctx.path(PREPARE_METRICS), {
             "instances": infos, "rejected": rejected, "rejected_total": sum(rejected.values()),
             "min_lambda_star": min(i.info["lambda_star"] for i in instances),
             "correlations": [i.info["correlation"] for i in instances],

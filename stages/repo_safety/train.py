@@ -23,12 +23,9 @@ import time
 
 from stages.common.runtime.stage import fail, stage
 
+from .data import fraction_key, load
 from .params import RepoSafetyParams
-from .prepare import INSTANCES, fraction_key, load
-
-POLICIES = "data/repo_safety/policies.npz"
-CURVES = "data/repo_safety/curves.json"
-METRICS = "reports/repo_safety/train.json"
+from .paths import CURVES, INSTANCES, POLICIES, TRAIN_METRICS
 METHODS = {"baseline": "expected", "repo": "rectified"}
 MODES = ("exact", "sampled")
 
@@ -120,7 +117,7 @@ def main() -> None:
         ctx.run.log_metrics({"seconds.total": time.perf_counter() - t0})
         write_npz(ctx.path(POLICIES), arrays)
         write_json(ctx.path(CURVES), curves)
-        write_json(ctx.path(METRICS), out)
+        write_json(ctx.path(TRAIN_METRICS), out)
         t0 = time.perf_counter()
         for key, by_run in curves.items():         # exact-gradient runs (sampled: curves.json only)
             for name, c in ((n, c) for n, c in by_run.items() if n.endswith("_exact")):

@@ -226,6 +226,16 @@ def save_weights(net, path, config: dict) -> None:
         torch.save({"config": dict(config), "state": net.state_dict()}, tmp)
 
 
+def load_classifier(path):
+    import torch
+
+    blob = torch.load(path, weights_only=True)
+    clf = make_classifier(blob["hidden"], 64)
+    clf.load_state_dict(blob["state"])
+    clf.eval()
+    return clf
+
+
 def load_epsnet(path):
     """(net, abar, config) from :func:`save_weights` of an epsilon-net (config: hidden, layers, T, beta_max)."""
     import torch

@@ -9,7 +9,7 @@ data reward_vs_fd.csv, samples.png (teacher, R0, distillation + reward).
 """
 from __future__ import annotations
 
-from stages.common.runtime.stage import fail, stage
+from stages.common.runtime.stage import stage
 
 from .params import PARAMS
 from .paths import GRID, METRICS, MODELS, PLOT, PLOT_DATA, SAMPLES
@@ -42,13 +42,10 @@ def main() -> None:
         from stages.common.io import write_json
         from stages.common.plots import new_figure, save_png, write_csv
 
+        from .data import RUNS, load_digits_scaled
+        from .diffusion import load_classifier
         from .measure import judge_metrics
-        from .prepare import load_digits_scaled
-        from .train import RUNS, load_classifier
 
-        for rel, step in ((MODELS, "prepare"), (SAMPLES, "train")):
-            if not ctx.path(rel).exists():
-                fail(f"{rel} is missing; run `dvc repro stages/reward_instruct/dvc.yaml:reward_instruct-{step}` first")
         judge = load_classifier(ctx.path(MODELS) / "judge.pt")
         s = np.load(ctx.path(SAMPLES))
         c = s["classes"]

@@ -13,17 +13,9 @@ from __future__ import annotations
 
 from stages.common.runtime.stage import stage
 
+from .data import load_digits_scaled
 from .params import PARAMS
 from .paths import MODELS, PREPARE_METRICS, TEACHER_MODEL
-
-
-def load_digits_scaled():
-    """sklearn's digits as float32 images in [-1, 1] (N, 64) and labels (N,)."""
-    import numpy as np
-    from sklearn.datasets import load_digits
-
-    d = load_digits()
-    return (d.data / 8.0 - 1.0).astype(np.float32), d.target.astype(np.int64)
 
 
 def main() -> None:

@@ -15,24 +15,12 @@ Outputs: data/reward_instruct/samples.npz, the R0 generator as an MLflow pyfunc
 """
 from __future__ import annotations
 
-from stages.common.runtime.stage import fail, stage
+from stages.common.runtime.stage import stage
 
+from .data import RUNS
+from .diffusion import load_classifier
 from .params import PARAMS
 from .paths import GENERATOR_MODEL, MODELS, SAMPLES, TRAIN_METRICS
-
-RUNS = ("r0", "distill", "unregularised", "r0_aggressive")
-
-
-def load_classifier(path):
-    import torch
-
-    from .diffusion import make_classifier
-
-    blob = torch.load(path, weights_only=True)
-    clf = make_classifier(blob["hidden"], 64)
-    clf.load_state_dict(blob["state"])
-    clf.eval()
-    return clf
 
 
 def main() -> None:
@@ -53,8 +41,6 @@ def main() -> None:
 
         from . import diffusion as D
 
-        if not (ctx.path(MODELS) / "teacher.pt").exists():
-            fail(f"{MODELS} is missing; run `dvc repro stages/reward_instruct/dvc.yaml:reward_instruct-prepare` first")
         p = ctx.params.train
         torch.manual_seed(ctx.seed)      # torch is imported after the stage seeded: seed its global RNG (weight init)
         teacher, abar, cfg = D.load_epsnet(ctx.path(MODELS) / "teacher.pt")

@@ -7,7 +7,7 @@ split), success_by_shift.png and its data success_by_shift.csv, rollout.gif and 
 """
 from __future__ import annotations
 
-from stages.common.runtime.stage import fail, stage
+from stages.common.runtime.stage import stage
 
 from .params import PARAMS
 from .paths import EPISODES, METRICS, MODELS, PLOT, PLOT_DATA, RESULTS, ROLLOUT_GIF, ROLLOUT_PNG
@@ -77,9 +77,6 @@ def main() -> None:
         from .policy import load_files
 
         limit_threads()
-        for need in (EPISODES, MODELS):
-            if not ctx.path(need).exists():
-                fail(f"{need} is missing; run `dvc repro stages/rl_vla/dvc.yaml:rl_vla-train` first")
         p = ctx.params.evaluate
         env_kw = ctx.params.env.model_dump()
         seeds = json.loads(ctx.path(EPISODES).read_text())["seeds"]

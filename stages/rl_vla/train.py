@@ -12,7 +12,7 @@ Outputs: data/rl_vla/models and reports/rl_vla/train.json (losses, training succ
 """
 from __future__ import annotations
 
-from stages.common.runtime.stage import fail, stage
+from stages.common.runtime.stage import stage
 
 from .params import PARAMS
 from .paths import DEMOS, MODELS, TRAIN_METRICS
@@ -38,8 +38,6 @@ def main() -> None:
         from .policy import load_state, make_policy, policy_kwargs, save_files, state_bytes
 
         limit_threads()        # one thread: a tiny CNN on 66 x 66 pictures gains nothing from two
-        if not ctx.path(DEMOS).exists():
-            fail(f"{DEMOS} is missing; run `dvc repro stages/rl_vla/dvc.yaml:rl_vla-prepare` first")
         p = ctx.params.train
         env_kw = ctx.params.env.model_dump()
         arch = {"cell": env_kw["cell"], **p.arch.model_dump()}

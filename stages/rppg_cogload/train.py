@@ -8,7 +8,7 @@ Outputs: reports/rppg_cogload/train.json (accuracies) and data/rppg_cogload/mode
 """
 from __future__ import annotations
 
-from stages.common.runtime.stage import fail, stage
+from stages.common.runtime.stage import stage
 
 from .params import PARAMS
 from .paths import MEASURES, MODEL, TRAIN_METRICS
@@ -44,8 +44,6 @@ def main() -> None:
 
         from .cogload import CONFIGS, cv_accuracy, global_standardise, make_classifier, permute_within, zscore_within
 
-        if not ctx.path(MEASURES).exists():
-            fail(f"{MEASURES} is missing; run `dvc repro stages/rppg_cogload/dvc.yaml:rppg_cogload-prepare` first")
         p = ctx.params.train
         m = dict(np.load(ctx.path(MEASURES)))
         y, g = m["label"].astype(int), m["participant"]

@@ -10,7 +10,7 @@ reports/sepo/train.json.
 """
 from __future__ import annotations
 
-from stages.common.runtime.stage import fail, stage
+from stages.common.runtime.stage import stage
 
 from .params import PARAMS
 from .paths import CURVES, DATA, FINETUNED, PRETRAINED, TRAIN_METRICS
@@ -31,8 +31,6 @@ def main() -> None:
         from .runs import pretrain, rwft, sepo
 
         limit_threads()        # one thread: an MLP of 128 units gains nothing from two
-        if not ctx.path(DATA).exists():
-            fail(f"{DATA} is missing; run `dvc repro stages/sepo/dvc.yaml:sepo-prepare` first")
         d = np.load(ctx.path(DATA))
         pp, p = ctx.params.prepare, ctx.params.train
         reward = lambda s: motif_reward(s, pp.motif, pp.partial_weight)  # noqa: E731

@@ -16,11 +16,10 @@ rollout.png (T2MIR in context on a held-out task, drawn by the environment's rgb
 """
 from __future__ import annotations
 
-from stages.common.runtime.stage import fail, stage
+from stages.common.runtime.stage import stage
 
 from .params import PARAMS
 from .paths import CURVES, GIF, METRICS, MODELS, PLOT, PLOT_DATA, ROOM_PNG, TASKS
-from .train import load_tasks
 
 
 def env_rollout(model, size, goal, context, horizon, start):
@@ -60,12 +59,9 @@ def main() -> None:
         from stages.common.plots import new_figure, save_png, write_csv
         from stages.common.stats import t_interval
 
-        from .icl import VARIANTS, load_model
+        from .icl import VARIANTS, load_model, load_tasks
         from .run import action_accuracy, oracle_returns, random_returns, rollout_returns
 
-        for rel, step in ((TASKS, "prepare"), (MODELS, "train")):
-            if not ctx.path(rel).exists():
-                fail(f"{rel} is missing; run `dvc repro stages/t2mir/dvc.yaml:t2mir-{step}` first")
         from stages.common.device import limit_threads
 
         limit_threads()

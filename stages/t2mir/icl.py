@@ -31,6 +31,17 @@ def split_tasks(size: int, holdout: float, rng: np.random.Generator):
     return goals[n_test:], goals[:n_test]
 
 
+def load_tasks(path) -> dict:
+    """data/t2mir/tasks.npz as {"size", "train": (goals, pools), "test": (goals, pools)}."""
+    import numpy as np
+
+    z = np.load(path)
+    out = {"size": int(z["size"])}
+    for name in ("train", "test"):
+        out[name] = (z[f"{name}_goals"], {key: z[f"{name}_{key}"] for key in ("s", "a", "r", "s2")})
+    return out
+
+
 def sample_batch(goals: np.ndarray, size: int, k: int, rng: np.random.Generator):
     """One context per row of ``goals``: arrays s (m,k,2), a (m,k), r (m,k), s2 (m,k,2), q (m,2), y (m,)."""
     m = len(goals)

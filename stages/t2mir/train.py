@@ -8,21 +8,10 @@ reports/t2mir/train.json (final loss and parameter count per variant; the CPU se
 """
 from __future__ import annotations
 
-from stages.common.runtime.stage import fail, stage
+from stages.common.runtime.stage import stage
 
 from .params import PARAMS
 from .paths import MODELS, TASKS, TRAIN_METRICS
-
-
-def load_tasks(path) -> dict:
-    """data/t2mir/tasks.npz as {"size", "train": (goals, pools), "test": (goals, pools)}."""
-    import numpy as np
-
-    z = np.load(path)
-    out = {"size": int(z["size"])}
-    for name in ("train", "test"):
-        out[name] = (z[f"{name}_goals"], {key: z[f"{name}_{key}"] for key in ("s", "a", "r", "s2")})
-    return out
 
 
 def main() -> None:
@@ -38,11 +27,9 @@ def main() -> None:
         from stages.common.io import atomic_dir, write_json
         from stages.common.mlmodel import save_pyfunc
 
-        from .icl import MODEL_KEYS, VARIANTS
+        from .icl import MODEL_KEYS, VARIANTS, load_tasks
         from .run import train_model
 
-        if not ctx.path(TASKS).exists():
-            fail(f"{TASKS} is missing; run `dvc repro stages/t2mir/dvc.yaml:t2mir-prepare` first")
         from stages.common.device import limit_threads, select_device
 
         limit_threads()

@@ -6,17 +6,10 @@ from __future__ import annotations
 
 from stages.common.runtime.stage import stage
 
-from .params import W2VParams
-from .train import ROLES, RUNS, corpus_dir
+from .params import ROLES, W2VParams
+from .paths import (CSV_RANK, CSV_SCORES, CSV_TIMES, METRICS, PLOT_DYNAMICS, PLOT_OVERLAP, PLOT_SCORES, PLOT_TIMES, RUNS,
+                    corpus_dir)
 
-METRICS = "reports/w2v_quartic/metrics.json"
-PLOT_DYNAMICS = "reports/w2v_quartic/dynamics.png"
-PLOT_TIMES = "reports/w2v_quartic/step_times.png"
-PLOT_OVERLAP = "reports/w2v_quartic/overlap.png"
-PLOT_SCORES = "reports/w2v_quartic/downstream.png"
-CSV_RANK = "reports/w2v_quartic/rank_curve.csv"
-CSV_TIMES = "reports/w2v_quartic/step_times.csv"
-CSV_SCORES = "reports/w2v_quartic/scores.csv"
 METHODS = ("closed_form", "quartic", "sgns", "gensim")
 W2V_METHODS = ("quartic_w2v", "sgns_w2v")     # trained with word2vec's pair weights (where run)
 

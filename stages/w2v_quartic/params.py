@@ -7,6 +7,8 @@ from pydantic import Field, model_validator
 
 from stages.common.runtime.params import Strict
 
+ROLES = ("dynamics", "downstream", "downstream_rich", "realtext")   # the train section's corpora, in run order
+
 
 class RunParams(Strict):
     """One corpus, trained by SGNS and by its quartic approximation with these same settings."""

@@ -2,7 +2,7 @@
 its quartic approximation from the same small init with the same step size and step count,
 recording sigma_k^2, the projections onto M*'s eigenvectors and the subspace overlap over time;
 on the roles listed in ``word2vec_weights``, the same two losses with word2vec's own pair weights
-(issue 20; prefixed ``w2v_``); then gensim's Word2Vec on the same token file, once per seed.
+(prefixed ``w2v_``); then gensim's Word2Vec on the same token file, once per seed.
 
 Outputs: data/w2v_quartic/runs/<role>.npz (trajectories, final W, gensim embeddings, M*'s
 spectrum) and reports/w2v_quartic/train.json (sizes, step sizes, losses, timings).
@@ -11,17 +11,8 @@ from __future__ import annotations
 
 from stages.common.runtime.stage import stage
 
-from .params import W2VParams
-
-RUNS = "data/w2v_quartic/runs"
-METRICS = "reports/w2v_quartic/train.json"
-ROLES = ("dynamics", "downstream", "downstream_rich", "realtext")
-
-
-def corpus_dir(rp) -> str:
-    from stages.common.corpora import corpus_path
-
-    return corpus_path("realtext") if rp.source == "realtext" else corpus_path("topics", rp.corpus)
+from .params import ROLES, W2VParams
+from .paths import RUNS, TRAIN_METRICS, corpus_dir
 
 
 def gensim_seed(seed: int, k: int) -> int:
@@ -161,7 +152,7 @@ def main() -> None:
                     print(f"  {role}, word2vec weights: eta={w['eta']:.3g} steps={w['steps']} final loss "
                           + ", ".join(f"{k}={v:.4g} (rel. grad {w['final_rel_grad'][k]:.1e}, "
                                       f"{w['seconds'][k]:.1f}s)" for k, v in w["final_loss"].items()), flush=True)
-        write_json(ctx.path(METRICS), summary)
+        write_json(ctx.path(TRAIN_METRICS), summary)
 
 
 if __name__ == "__main__":

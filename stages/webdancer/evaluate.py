@@ -7,7 +7,7 @@ pass_by_depth.png with its data pass_by_depth.csv, and episode.png.
 """
 from __future__ import annotations
 
-from stages.common.runtime.stage import fail, stage
+from stages.common.runtime.stage import stage
 
 from .params import PARAMS
 from .paths import DATA, EPISODE_PNG, METRICS, MODELS, PLOT, PLOT_DATA, RESULTS
@@ -32,9 +32,6 @@ def main() -> None:
         from . import agent
         from .web import Batch, Layout, render_site
 
-        for rel, step in ((DATA, "prepare"), (MODELS, "train")):
-            if not ctx.path(rel).exists():
-                fail(f"{rel} is missing; run `dvc repro stages/webdancer/dvc.yaml:webdancer-{step}` first")
         env, level = ctx.params.env, ctx.params.evaluate.level
         lay = Layout(env.k, env.depth, env.n_topics, env.n_values)
         sites, qs, _ = agent.load_data(ctx.path(DATA))

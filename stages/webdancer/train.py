@@ -12,7 +12,7 @@ Outputs: data/webdancer/models and reports/webdancer/train.json.
 """
 from __future__ import annotations
 
-from stages.common.runtime.stage import fail, stage
+from stages.common.runtime.stage import stage
 
 from .params import PARAMS
 from .paths import DATA, MODELS, TRAIN_METRICS
@@ -37,8 +37,6 @@ def main() -> None:
         from .web import Layout
 
         limit_threads()          # one thread: a 32-wide transformer gains nothing from two
-        if not ctx.path(DATA).exists():
-            fail(f"{DATA} is missing; run `dvc repro stages/webdancer/dvc.yaml:webdancer-prepare` first")
         p, env = ctx.params.train, ctx.params.env
         lay = Layout(env.k, env.depth, env.n_topics, env.n_values)
         sites, qs, traj = agent.load_data(ctx.path(DATA))

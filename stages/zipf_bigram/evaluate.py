@@ -10,19 +10,13 @@ from __future__ import annotations
 from stages.common.runtime.stage import stage
 
 from .params import ZipfParams
-from .train import RESULTS, alpha_key
-
-METRICS = "reports/zipf_bigram/metrics.json"
-PLOT_SCALING = "reports/zipf_bigram/iterations_vs_d.png"
-PLOT_CURVES = "reports/zipf_bigram/loss_curves.png"
-CSV_SCALING = "reports/zipf_bigram/iterations_loglog.csv"
-CSV_REALTEXT = "reports/zipf_bigram/realtext_curves.csv"
+from .paths import CSV_REALTEXT, CSV_SCALING, METRICS, PLOT_CURVES, PLOT_SCALING, RESULTS
 
 
 def scaling_metrics(scaling: list[dict], fit_min_d: int) -> dict:
     import numpy as np
 
-    from .model import loglog_fit
+    from .model import alpha_key, loglog_fit
 
     out: dict = {"gd": {}, "sign": {}, "ratio_gd_over_sign_at_dmax": {},
                  "gd_ratio_last_two_d": {}, "sign_ratio_last_two_d": {}}
@@ -58,6 +52,8 @@ def main() -> None:
         from stages.common.io import write_json
         from stages.common.plots import new_figure, save_png, write_csv
         from stages.common.seeds import per_seed_metrics
+
+        from .model import alpha_key
 
         results = json.loads(ctx.path(RESULTS).read_text())
         scaling = results["scaling"]

@@ -28,6 +28,10 @@ from dataclasses import dataclass
 import numpy as np
 
 
+def alpha_key(alpha: float) -> str:
+    return f"alpha_{alpha:g}".replace(".", "p")
+
+
 def power_law(d: int, alpha: float) -> np.ndarray:
     """Frequencies pi_k ∝ k^-alpha, k = 1..d, normalised to sum to 1 (float64)."""
     if d < 1:

@@ -14,9 +14,7 @@ from __future__ import annotations
 from stages.common.runtime.stage import stage
 
 from .params import ZipfParams
-
-STATS, PAIRS, REALTEXT = "data/zipf_bigram/stats", "data/zipf_bigram/pairs", "data/zipf_bigram/realtext"
-METRICS = "reports/zipf_bigram/prepare.json"
+from .paths import PAIRS, PREPARE_METRICS, REALTEXT, STATS
 
 
 def main() -> None:
@@ -76,7 +74,7 @@ def main() -> None:
         realtext = {"words": n_words, "vocab": len(vocab), "bigram_tokens": sum(cs),
                     "distinct_bigrams": len(cs),
                     "fitted_alpha_unigram": data.fitted_exponent(np.repeat(np.arange(len(freqs)), freqs))}
-        write_json(ctx.path(METRICS), per_seed_metrics(per_seed, realtext=realtext))
+        write_json(ctx.path(PREPARE_METRICS), per_seed_metrics(per_seed, realtext=realtext))
         print(f"  corpora: {len(p.alphas)} alphas x {len(p.log2_ds)} sizes, seeds {seeds}; real text "
               f"{n_words} words, {len(cs)} distinct bigrams in a {len(vocab)}-word vocabulary")
 

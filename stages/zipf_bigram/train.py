@@ -15,14 +15,7 @@ from __future__ import annotations
 from stages.common.runtime.stage import stage
 
 from .params import ZipfParams
-from .prepare import REALTEXT, STATS
-
-RESULTS = "data/zipf_bigram/results.json"
-METRICS = "reports/zipf_bigram/train.json"
-
-
-def alpha_key(alpha: float) -> str:
-    return f"alpha_{alpha:g}".replace(".", "p")
+from .paths import REALTEXT, RESULTS, STATS, TRAIN_METRICS
 
 
 def realtext_stats(ds, device):
@@ -67,6 +60,7 @@ def main() -> None:
         from stages.common.seeds import per_seed_metrics
 
         from . import model, torch_model
+        from .model import alpha_key
 
         p = ctx.params.train
         from stages.common.device import select_device
@@ -144,7 +138,7 @@ def main() -> None:
             realtext={"relerr": final, "tuned_lr": tuned},
             iters={f"{opt}.{alpha_key(r['alpha'])}.d_{r['d']}": r[f"{opt}_iters"]
                    for r in scaling for opt in ("gd", "sign") if r[f"{opt}_iters"] is not None})
-        write_json(ctx.path(METRICS), summary)
+        write_json(ctx.path(TRAIN_METRICS), summary)
         for k, c in curves.items():
             ctx.run.log_curve(f"realtext.relerr.{k}", c)
         if agreement:

@@ -1,4 +1,4 @@
-"""The layout of stages/autoopt (issue 19, item 7): no import cycle among its modules; a
+"""The layout of stages/autoopt: no import cycle among its modules; a
 sub-package imports only itself, earlier sub-packages of the chain (data -> m1 -> m2 -> m3 ->
 chain) and the shared top-level modules; the files a stage runs without importing them are in its
 deps. The import graph is :func:`claimbench.depgraph.import_graph` (read with ``ast``; imports

@@ -96,7 +96,7 @@ def test_training_is_repeatable_and_learns():
 def test_bucketed_batches_cover_every_index_once_and_cut_padding():
     """Each index appears once an epoch; inside a pool the batches run short to long; padding
     (batch size x longest label, summed) is below that of plain shuffled batches."""
-    from stages.autoopt.m1.train import bucketed_batches
+    from stages.autoopt.m1.training import bucketed_batches
 
     rng = np.random.default_rng(0)
     lengths = torch.from_numpy(rng.integers(5, 200, 203))

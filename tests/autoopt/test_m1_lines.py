@@ -1,4 +1,4 @@
-"""M1's line design (issue 20): projection-profile segmentation on images drawn by hand, greedy
+"""M1's line design: projection-profile segmentation on images drawn by hand, greedy
 CTC decoding on tiny cases, training pairs, the CRNN's training and checkpoint, bad params."""
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """M3: the Pyomo -> casadi converter against Pyomo's own values, IPOPT against closed forms, BOBD
 against brute-force enumeration, every benchmark problem's stated optimum, the variable
 classification on hand-made models, bad params, and determinism (in process and at smoke size).
-Issue 20's grown set: shifts move the optimum and keep its value, each new family's closed-form
+The grown set: shifts move the optimum and keep its value, each new family's closed-form
 optimum against a library global solver on a tiny instance, the fixed-point problems against the
 literature's values and a local solve, integer optima by enumeration; the paired bootstrap on
 cases worked by hand."""
@@ -340,7 +340,7 @@ def test_same_seed_same_rows():
     assert runs[0] == runs[1] and len(runs[0]) == 9
 
 
-# --------------------------------------------------------------------------- issue 20: the grown set
+# --------------------------------------------------------------------------- the grown set
 def _cm(build):
     from stages.autoopt.m3.pyomo_casadi import build_casadi
 

@@ -22,5 +22,7 @@ def test_bitflip_probability_at_most_half(params_copy):
 
 
 def test_evaluate_without_models_exits_2_naming_the_stage(tmp_path, stage_env, python_exe):
-    stops_without_input(tmp_path, "stages.bitmark.evaluate", "dvc repro stages/bitmark/dvc.yaml:bitmark-train",
+    stops_without_input(tmp_path, "stages.bitmark.evaluate",
+                        "(made by stage bitmark-train) is missing; "
+                        "run `dvc repro stages/bitmark/dvc.yaml:bitmark-train`",
                         stage_env, python_exe)

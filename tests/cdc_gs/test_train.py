@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from stages.cdc_gs.params import PARAMS
-from stages.cdc_gs.train import ARMS, fit_arms, fit_seed, jobs
+from stages.cdc_gs.arms import ARMS, jobs
+from stages.cdc_gs.train import fit_arms, fit_seed
 from stages.common.runtime.params import load_study
 
 

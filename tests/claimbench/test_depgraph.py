@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import textwrap
 
+import ast
+
 import pytest
 
 from claimbench.depgraph import (INFRASTRUCTURE, check_stage, code_deps, holds_code, infrastructure_files,
-                                 is_infrastructure, planned_deps, rewrite_deps, stage_module)
+                                 is_infrastructure, module_file, planned_deps, rewrite_deps, stage_module)
 from stages.common.runtime.dvcfile import load_stages
 
 from tests.helpers import REPO
@@ -191,3 +193,32 @@ def test_deps_write_rewrites_a_matrix_stage_once_under_its_dvc_yaml_key(tmp_path
                          env=stage_env, capture_output=True, text=True, timeout=120)
     assert res.returncode == 0 and res.stdout.count("deps rewritten") == 1, res.stdout + res.stderr
     assert dvc_yaml.read_text() == committed
+
+
+def _called(tree) -> set[str]:
+    return {getattr(n.func, "id", getattr(n.func, "attr", None)) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+
+
+@pytest.mark.parametrize("name", [n for n, s in STAGES.items() if stage_module(s.cmd)])
+def test_a_stage_that_saves_a_pyfunc_model_depends_on_its_code_file(name):
+    """save_pyfunc copies MLflow's models-from-code file into the stage's out, which the import
+    graph cannot see: a stage whose module calls it (or calls a function of its study that does)
+    names the file in its ``meta: {runs: [...]}`` in dvc.yaml, hence among its deps."""
+    s = STAGES[name]
+    module = stage_module(s.cmd)
+    savers = {"save_pyfunc"}
+    for rel in code_deps(REPO, module, (s.meta or {}).get("runs", [])):
+        if rel.endswith(".py") and not rel.startswith("stages/common/"):
+            for f in ast.walk(ast.parse((REPO / rel).read_text())):
+                if isinstance(f, ast.FunctionDef) and "save_pyfunc" in _called(f):
+                    savers.add(f.name)
+    own = module_file(REPO, module)
+    if _called(ast.parse(own.read_text())) & savers:
+        assert any(d.endswith("pyfunc.py") for d in s.deps), (
+            f"stage {name} saves a pyfunc model but no pyfunc.py is among its deps: name it in the "
+            f"stage's `meta: {{runs: [...]}}` in dvc.yaml")
+
+
+def test_the_pyfunc_check_sees_a_saving_stage():
+    assert "stages/noisy_grpo/pyfunc.py" in STAGES["noisy_grpo-train"].deps
+    assert "save_pyfunc" in _called(ast.parse((REPO / "stages/noisy_grpo/train.py").read_text()))

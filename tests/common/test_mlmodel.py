@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from stages.common.mlmodel import no_requirement_scan, pinned, save_pyfunc
+from stages.common.mlmodel import pinned, save_pyfunc
 
 CODE = '''
 import json
@@ -68,8 +68,8 @@ def test_default_requirements_pin_torch_and_numpy(tmp_path, model_files):
     assert pinned("numpy") == [f"numpy=={_version('numpy')}"]
 
 
-def test_the_folder_is_the_same_with_mlflows_requirement_scan(tmp_path, model_files, monkeypatch):
-    """Skipping the scan changes nothing saved: compare with a plain mlflow save_model."""
+def test_the_folder_is_what_mlflows_own_save_model_writes(tmp_path, model_files):
+    """save_pyfunc adds only atomicity: the folder equals a plain mlflow save_model's."""
     import mlflow.pyfunc
 
     code, config = model_files
@@ -77,18 +77,6 @@ def test_the_folder_is_the_same_with_mlflows_requirement_scan(tmp_path, model_fi
     mlflow.pyfunc.save_model(str(tmp_path / "plain"), python_model=str(code),
                              artifacts={"config": str(config)}, pip_requirements=pinned("torch", "numpy"))
     assert _stable(ours) == _stable(tmp_path / "plain")
-
-
-def test_the_scan_is_restored_after_the_block():
-    from mlflow.utils import environment
-
-    before = environment.warn_dependency_requirement_mismatches
-    with no_requirement_scan():
-        assert environment.warn_dependency_requirement_mismatches is not before
-    assert environment.warn_dependency_requirement_mismatches is before
-    with pytest.raises(RuntimeError), no_requirement_scan():
-        raise RuntimeError("boom")
-    assert environment.warn_dependency_requirement_mismatches is before
 
 
 def test_a_failed_save_keeps_the_previous_model(tmp_path, model_files, monkeypatch):

@@ -47,5 +47,7 @@ def test_string_seeds_not_coerced(params_copy):
 
 
 def test_evaluate_without_results_exits_2_naming_the_stage(tmp_path, stage_env, python_exe):
-    stops_without_input(tmp_path, "stages.curriculum_rerm.evaluate", "dvc repro stages/curriculum_rerm/dvc.yaml:curriculum_rerm-train",
+    stops_without_input(tmp_path, "stages.curriculum_rerm.evaluate",
+                        "(made by stage curriculum_rerm-train) is missing; "
+                        "run `dvc repro stages/curriculum_rerm/dvc.yaml:curriculum_rerm-train`",
                         stage_env, python_exe)

@@ -49,5 +49,6 @@ def test_string_replications_not_coerced(params_copy):
 
 
 def test_evaluate_without_data_exits_2_naming_the_stage(tmp_path, stage_env, python_exe):
-    stops_without_input(tmp_path, "stages.ensemble_tail.evaluate", "dvc repro stages/ensemble_tail/dvc.yaml:ensemble_tail-train",
-                        stage_env, python_exe)
+    stops_without_input(tmp_path, "stages.ensemble_tail.evaluate",
+                        "data/ensemble_tail/tails.json (made by stage ensemble_tail-train) is missing; "
+                        "run `dvc repro stages/ensemble_tail/dvc.yaml:ensemble_tail-train`", stage_env, python_exe)

@@ -86,7 +86,8 @@ def test_grouping_of_the_seeds_changes_no_figure(tiny):
 def test_mixture_seeds_in_one_batch_equal_each_seed_alone(tiny):
     """Every method (the PF's resampling, SVGD, ESCORT, the official update with its low-density
     resampling and GSWD draws) gives each seed's particles bit for bit as that seed run alone."""
-    from stages.escort_belief.train import MIXTURE_METHODS, run_mixture
+    from stages.escort_belief.keys import MIXTURE_METHODS
+    from stages.escort_belief.train import run_mixture
 
     pp, tp, _ = tiny
     arr = _problems(pp, SEEDS)
@@ -100,8 +101,9 @@ def test_mixture_seeds_in_one_batch_equal_each_seed_alone(tiny):
 
 
 def test_lightdark_seeds_in_one_batch_equal_each_seed_alone(tiny):
+    from stages.escort_belief.keys import METHODS
     from stages.escort_belief.lightdark import run_episodes
-    from stages.escort_belief.train import METHODS, stein_config
+    from stages.escort_belief.train import stein_config
 
     _, tp, _ = tiny
     lp = tp.lightdark

@@ -1,4 +1,4 @@
-"""benchmarks/jsp_multipolicy_paper_gpu.py, the script for a lent GPU machine, runs here on CPU
+"""benchmarks/jsp_multipolicy/paper_gpu.py, the script for a lent GPU machine, runs here on CPU
 with --tiny in a process where the pipeline's stack (mlflow, pydantic, dvc, prefect, highspy,
 ortools, the stage wrapper and tracking) cannot be imported, as on that machine, and writes the
 figures it prints. It may use stages.common.stats (numpy and scipy, both on that machine's image)."""
@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "jsp_multipolicy_paper_gpu.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "jsp_multipolicy" / "paper_gpu.py"
 BLOCK = ("mlflow", "pydantic", "dvc", "prefect", "highspy", "ortools", "stages.common.runtime.stage",
          "stages.common.runtime.tracking", "stages.common.runtime.params", "stages.common.device")
 

@@ -14,4 +14,5 @@ def test_samples_must_split_over_policies(params_copy):
 
 def test_evaluate_without_data_exits_2_naming_the_stage(tmp_path, stage_env, python_exe):
     stops_without_input(tmp_path, "stages.jsp_multipolicy.evaluate",
-                        "dvc repro stages/jsp_multipolicy/dvc.yaml:jsp_multipolicy-prepare", stage_env, python_exe)
+                        "data/jsp_multipolicy/test.npz (made by stage jsp_multipolicy-prepare) is missing; "
+                        "run `dvc repro stages/jsp_multipolicy/dvc.yaml:jsp_multipolicy-prepare`", stage_env, python_exe)

@@ -149,7 +149,7 @@ def test_bad_inputs_are_named():
 
 
 def test_solver_agrees_with_scipy_shortest_paths():
-    from benchmarks.labyrinth_bfs import scipy_solve
+    from benchmarks.labyrinth.bfs import scipy_solve
 
     rng = np.random.default_rng(7)
     for variant in ("base", "key_door", "ice"):

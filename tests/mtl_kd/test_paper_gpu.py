@@ -1,4 +1,4 @@
-"""benchmarks/mtl_kd_paper_gpu.py (the paper-profile check the lead runs once on a GPU) runs here
+"""benchmarks/mtl_kd/paper_gpu.py (the paper-profile check the lead runs once on a GPU) runs here
 on CPU at toy sizes, writes its JSON with every must check's figure, and imports nothing the GPU
 machine lacks (no stage.py, MLflow, DVC or pydantic)."""
 from __future__ import annotations
@@ -23,16 +23,16 @@ def top_level_imports(path: Path) -> set[str]:
 
 
 def test_imports_only_what_the_gpu_machine_has():
-    script = top_level_imports(ROOT / "benchmarks/mtl_kd_paper_gpu.py")
+    script = top_level_imports(ROOT / "benchmarks/mtl_kd/paper_gpu.py")
     assert "stages.mtl_kd" in script and not any(n.startswith("stages.common") for n in script)
-    for rel in ("benchmarks/mtl_kd_paper_gpu.py", "stages/mtl_kd/vrp.py", "stages/mtl_kd/models.py",
+    for rel in ("benchmarks/mtl_kd/paper_gpu.py", "stages/mtl_kd/vrp.py", "stages/mtl_kd/models.py",
                 "stages/mtl_kd/baseline.py", "stages/mtl_kd/__init__.py", "stages/__init__.py"):
         roots = {n.split(".")[0] for n in top_level_imports(ROOT / rel) if n != "."}
         assert roots <= GPU_HOST_HAS, (rel, roots - GPU_HOST_HAS)
 
 
 def test_tiny_run_on_cpu_writes_every_check(tmp_path):
-    from benchmarks.mtl_kd_paper_gpu import main
+    from benchmarks.mtl_kd.paper_gpu import main
 
     out = tmp_path / "gpu.json"
     res = main(["--tiny", "--device", "cpu", "--out", str(out)])

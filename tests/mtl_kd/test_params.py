@@ -22,5 +22,6 @@ def test_heads_must_divide_dim(params_copy):
 
 
 def test_evaluate_without_data_exits_2_naming_the_stage(tmp_path, stage_env, python_exe):
-    stops_without_input(tmp_path, "stages.mtl_kd.evaluate", "dvc repro stages/mtl_kd/dvc.yaml:mtl_kd-prepare",
-                        stage_env, python_exe)
+    stops_without_input(tmp_path, "stages.mtl_kd.evaluate",
+                        "data/mtl_kd/testsets (made by stage mtl_kd-prepare) is missing; "
+                        "run `dvc repro stages/mtl_kd/dvc.yaml:mtl_kd-prepare`", stage_env, python_exe)

@@ -652,7 +652,7 @@ def generate(seed: int, *, type_weights: dict[str, float], complexity_rate: floa
 def build_model(script: str):
     """Run a generator-written Pyomo script (trusted: this module wrote it) and build its model.
 
-    Scripts from a learned model (issue 8's M2) must not come through here: they belong in a
+    Scripts from a learned model (M2's seq2seq translator) must not come through here: they belong in a
     sandboxed subprocess."""
     ns: dict[str, Any] = {}
     exec(compile(script, "<autoopt-script>", "exec"), ns)  # noqa: S102 - our own generator's text

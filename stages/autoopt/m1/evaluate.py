@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from stages.common.runtime.stage import stage
 
-from .train import TRAIN_SPLIT, images_array
+from .training import TRAIN_SPLIT, images_array
 from ..params import AutoOptParams
 from ..paths import (CSV_CURVE, CSV_SCORES, DATASET, EXAMPLES, M1_METRICS, M1_PREDICTIONS, MODEL_DIR,
                     PLOT_BLEU, PLOT_CURVE)

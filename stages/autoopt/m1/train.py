@@ -1,7 +1,8 @@
 """autoopt m1-train: M1, image -> LaTeX tokens, in one of two designs (``train.design``):
 
-* ``lines`` (default, issue 20): the image cut into lines by its horizontal projection profile
-  (lines.py), each line read by a CRNN trained with CTC (crnn.py, line_model.py);
+* ``lines`` (the default since the page design failed the M1 checks): the image cut into lines
+  by its horizontal projection profile (lines.py), each line read by a CRNN trained with CTC
+  (crnn.py, line_model.py);
 * ``page``: the whole image into a CNN encoder + transformer decoder (model.py).
 
 Trains the main model on the whole training split, logging the validation curve (greedy BLEU on
@@ -22,8 +23,7 @@ from stages.common.runtime.stage import stage
 from ..params import AutoOptParams
 from ..paths import CSV_VAL_CURVE, DATASET, MODEL_DIR, PLOT_VAL_CURVE
 from ..paths import TRAIN_METRICS as METRICS
-
-TRAIN_SPLIT = "train"
+from .training import TRAIN_SPLIT, bucketed_batches, images_array, lr_at, save_mlflow_model
 
 
 def model_config(vocab_size: int, tp):
@@ -35,19 +35,6 @@ def model_config(vocab_size: int, tp):
                     max_len=tp.max_len)
 
 
-def images_array(ds, height: int, width: int, desc: str = "images"):
-    """Every image of a split fitted into height x width, ink as uint8 (N, H, W)."""
-    import numpy as np
-    from tqdm import tqdm
-
-    from ..data.render import to_input
-
-    out = np.zeros((len(ds), height, width), dtype=np.uint8)
-    for k, img in enumerate(tqdm(ds["image"], desc=desc, mininterval=2, disable=len(ds) < 500)):
-        out[k] = np.round(to_input(np.asarray(img.convert("L")), height, width) * 255)
-    return out
-
-
 def token_array(texts, vocab, max_len: int):
     import numpy as np
 
@@ -56,36 +43,6 @@ def token_array(texts, vocab, max_len: int):
     for k, i in enumerate(ids):
         arr[k, :len(i)] = i
     return arr
-
-
-def lr_at(step: int, steps: int, warmup: int, peak: float) -> float:
-    import math
-
-    if step < warmup:
-        return peak * (step + 1) / warmup
-    t = (step - warmup) / max(1, steps - warmup)
-    return peak * 0.5 * (1 + math.cos(math.pi * min(1.0, t)))
-
-
-def bucketed_batches(lengths, batch_size: int, pool: int, gen):
-    """One epoch of batches as index tensors: shuffle, cut into pools of ``pool`` batches, sort
-    each pool by label length and cut it into batches, then shuffle the batches. Batches pad to
-    their longest label, so grouping similar lengths cuts the padded tokens the decoder computes
-    (pool = 1: plain shuffled batches). Every index appears exactly once; a short last batch is
-    kept."""
-    import torch
-
-    if batch_size < 1 or pool < 1:
-        raise ValueError(f"bucketed_batches: batch_size and pool must be >= 1, got {batch_size}, {pool}")
-    lengths = torch.as_tensor(lengths)
-    order = torch.randperm(len(lengths), generator=gen)
-    batches = []
-    step = batch_size * pool
-    for s in range(0, len(order), step):
-        chunk = order[s:s + step]
-        chunk = chunk[torch.argsort(lengths[chunk], stable=True)]
-        batches += list(chunk.split(batch_size))
-    return [batches[k] for k in torch.randperm(len(batches), generator=gen).tolist()]
 
 
 def train_model(images, tokens, cfg, tp, steps: int, seed: int, device, desc: str):
@@ -222,21 +179,8 @@ def save_checkpoint(path, model, cfg, vocab, extra: dict | None = None) -> None:
         torch.save(blob, tmp)
 
 
-def save_mlflow_model(target, checkpoint, code_file=None,
-                      requirements: tuple[str, ...] = ("torch==2.13.0", "numpy==2.4.6", "pillow")) -> None:
-    """An MLflow pyfunc model (models from code: the file ``code_file``, by default M1's
-    ``pyfunc.py`` in this folder, + the checkpoint artifact), written atomically to ``target``.
-    M1 and M2's seq2seq model (which passes its own ``m2/pyfunc.py``) both use it."""
-    from pathlib import Path
-
-    from stages.common.mlmodel import save_pyfunc
-
-    code = Path(code_file) if code_file is not None else Path(__file__).with_name("pyfunc.py")
-    save_pyfunc(target, code, {"checkpoint": checkpoint}, requirements=requirements)
-
-
 def train_lines(ctx, dd, vocab, tp, device, out_dir) -> dict:
-    """The line design (issue 20): segment every training image, pair its lines with the label's
+    """The line design: segment every training image, pair its lines with the label's
     lines, train the CRNN with CTC; the validation curve (greedy BLEU on the first
     ``lines.eval_images`` validation images every ``lines.eval_every`` steps) is logged and
     plotted; then the learning-curve models on growing fractions of the training images."""

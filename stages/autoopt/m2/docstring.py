@@ -2,9 +2,9 @@
 LaTeX does not show, ``    """single problem; complexities: linear."""`` after ``def build_model():``)
 and neither translator writes one, so scripts are compared without it.
 
-One function for M2's two users. It replaces two copies (in m2_rules.py and m2_seq2seq.py
-before issue 19, item 7) that read "a docstring line" differently on scripts unlike the
-dataset's; each call site keeps the reading it had:
+One function for M2's two users. It replaces two copies (in m2_rules.py and m2_seq2seq.py,
+before the study's modules moved into sub-packages) that read "a docstring line" differently on
+scripts unlike the dataset's; each call site keeps the reading it had:
 
 * ``strip_docstring(s)``, the rule-based translator's reading (m2-evaluate's text scores of
   both translators, tests/autoopt/test_m2_rules.py): removes each whole one-line docstring,

@@ -22,7 +22,7 @@ its default 13a tokenizer, on the script text) and CER (character Levenshtein di
 length, on the exact text) against the reference script with its docstring line removed from
 both (it holds tags the LaTeX does not show); the equivalent rate per problem type; and the
 end-to-end loss, equivalent rate on the ground truth minus on M1's LaTeX.
-The issue's must claim reads ``m2.rules.ground_truth.printed.equivalent_rate``.
+M2's must claim in claims.yaml reads ``m2.rules.ground_truth.printed.equivalent_rate``.
 
 Identical (script, reference, points) jobs are run once (a translator often writes the same
 script from the ground truth and from a correct M1 prediction).
@@ -277,8 +277,6 @@ def main() -> None:
         if "seq2seq" in p.translators:
             limit_threads(default=1)          # imports torch: only when the learned model decodes
         try:
-            if not ctx.path(M1_PREDICTIONS).exists():     # before the slow imports
-                load_m1_predictions(ctx.path(M1_PREDICTIONS), {})
             import datasets
 
             dd = datasets.load_from_disk(str(ctx.path(DATASET)))

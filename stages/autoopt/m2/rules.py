@@ -5,7 +5,7 @@ translator. This one is ours: it covers the formulation language the study's gen
 (:mod:`stages.autoopt.data.grammar`, ``Problem.latex``) and nothing more:
 
 * a lark grammar, LALR(1) (30x faster than lark's Earley on the same grammar, same trees:
-  benchmarks/autoopt_m2_sandbox.py). The LaTeX is split into the tokenizer's tokens first, digit
+  benchmarks/autoopt/m2_sandbox.py). The LaTeX is split into the tokenizer's tokens first, digit
   runs merged into numbers, and each ``|`` told apart as an opening ``\\lvert`` or a closing
   ``\\rvert`` (it closes the innermost open bar when an operand has just ended), which keeps the
   grammar LALR(1). It reads the objective head ``\\min_{x,y} \\quad ...`` (``\\{f_1, \\quad f_2\\}``

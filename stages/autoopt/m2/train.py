@@ -6,7 +6,7 @@ m2/seq2seq.py). Every ``eval_every`` steps and after the last one it reports, on
 ``validation`` split: teacher-forced loss (no label smoothing) and next-token accuracy, and the
 greedy exact-match rate (decoded script text == the reference without its docstring) on the
 first ``greedy_rows`` rows. Sizes and step counts were chosen on the validation split only
-(the test splits are scored by m2-evaluate), within the issue's budget (about 150 s on one busy
+(the test splits are scored by m2-evaluate), within the study's budget (about 150 s on one busy
 core). Tried (validation token accuracy at the end; seed 0; all with 100 merges unless said):
 
 * d_model 128, ff 512, dropout 0.1, batch 32: ~1.5 s a step (no merges), too slow for the budget;
@@ -117,7 +117,7 @@ def train_model(src, tgt, cfg, tp, seed: int, device, on_report=None, desc: str 
     import torch
     from tqdm import tqdm
 
-    from ..m1.train import bucketed_batches, lr_at
+    from ..m1.training import bucketed_batches, lr_at
     from .seq2seq import M2
 
     torch.manual_seed(seed)
@@ -162,7 +162,7 @@ def main() -> None:
         from stages.common.device import limit_threads, select_device
         from stages.common.io import write_json
 
-        from ..m1.train import save_mlflow_model
+        from ..m1.training import save_mlflow_model
         from .seq2seq import build_vocab, count_parameters, save_checkpoint
 
         tp = ctx.params.m2_train

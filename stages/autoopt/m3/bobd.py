@@ -10,12 +10,12 @@ candidate's fitness is the lower level's optimum.
 
 What we followed and what we chose:
 
-* Complicating variables (issue 8's definition) are found from the Pyomo expression tree by
+* Complicating variables (the study's definition) are found from the Pyomo expression tree by
   :func:`classify`: those inside ``abs``/``min``/``max`` (non-differentiable), ``floor``/``ceil``/
   ``Expr_if`` (discontinuous), and integer-domain variables. Smooth non-convex variables (inside
   sin/cos/tan, products of variables, odd or variable powers, divisions by variables) are
   recorded too but stay at the lower level unless ``nonconvex_upper=True`` (our default: False,
-  the issue's definition; the BOBD paper also lists non-convexity among what EAs handle).
+  the study's definition; the BOBD paper also lists non-convexity among what EAs handle).
 * Upper level: pymoo's real-coded GA (SBX + polynomial mutation, tournament selection; pymoo's
   defaults), driven by ask/tell until the evaluation budget is used. Integer genes are rounded to
   the nearest integer in the box (the same decoding as the GA baseline).
@@ -27,7 +27,7 @@ What we followed and what we chose:
   within ``feas_tol``.
 * No upper-level variables: BOBD is IPOPT multi-start (nothing to decompose). No lower-level
   variables: the GA evaluates the model directly. A linear model (LP/MILP) given to
-  :func:`solve_model` goes to HiGHS instead (the issue's "MILP/LP pieces by HiGHS").
+  :func:`solve_model` goes to HiGHS instead (the study's "MILP/LP pieces by HiGHS").
 * Bilevel models (a ``lower`` block with an objective): the lower-level variables (declared in
   the block, else the Var components named in ``lower_vars``) are the lower level, solved by
   IPOPT for the lower objective and constraints; all other variables are the upper level.

@@ -12,10 +12,10 @@ Protocol (fixed before any result was seen; see bobd.py and baselines.py for the
 * per class: success rate, mean gap, feasible rate, evaluations, wall time; "the complex set"
   is m3_problems.COMPLEX_CLASSES, pooled; ``best_class_margin_vs_<baseline>`` is the largest
   BOBD-minus-baseline success rate over all single-objective classes (and which class);
-* the paired comparison on the complex set (issue 20): per problem, BOBD's success rate over its
+* the paired comparison on the complex set: per problem, BOBD's success rate over its
   runs minus the baseline's (same seeds), their mean (= the pooled margin) with scipy's BCa
   bootstrap interval that resamples problems within their class (``n_boot``, ``ci_level``;
-  stats.py, through stages/common/inference.py), and the problems won / lost / tied; the same margins on issue 8's 20 problems and
+  stats.py, through stages/common/inference.py), and the problems won / lost / tied; the same margins on the first benchmark's 20 problems and
   on the added ones; IPOPT restricted to the starts that ended within BOBD's evaluations;
 * multi-objective: BOBD's final non-dominated set vs pymoo's NSGA-II with the same evaluations,
   by hypervolume (pymoo's indicator, reference point m3_problems.HV_REF); ratio BOBD / NSGA-II.

@@ -2,7 +2,7 @@
 
 Every problem states its optimum (as the model states the objective: max problems are not
 negated), a point attaining it, and where both come from. ``COMPLEX_CLASSES`` (fixed before any
-method was run) is "the complex set" of issue 8's claim: the classes whose difficulty is
+method was run) is "the complex set" of the M3 claims: the classes whose difficulty is
 non-convexity, non-differentiability, discontinuity, integrality or dimension. Bilevel and
 stochastic problems are reported as their own classes, outside the complex set.
 
@@ -31,7 +31,7 @@ Sources (optima and points):
   xl2 = 1). Open bounds of xl2 are closed a little inside (they do not bind at the optimum).
 * Multi-objective: ZDT1-3 (Zitzler, Deb, Thiele 2000), judged by hypervolume against pymoo's
   NSGA-II with the same evaluations (reference point HV_REF).
-* Issue 20 grew the complex set from 20 to 115 problems with more instances of the same
+* The complex set was later grown from 20 to 115 problems with more instances of the same
   families (:func:`grown`): other dimensions n; a shift o of the optimum for most of them, as the
   CEC 2005 suite shifts its functions (Suganthan et al., "Problem definitions and evaluation
   criteria for the CEC 2005 special session on real-parameter optimization", 2005): f(x - o)
@@ -474,7 +474,7 @@ def problems() -> list[BenchProblem]:
     return out + grown()
 
 
-# issue 8's benchmark (its complex set: the first 20), kept as it was; grown() adds to it
+# the first benchmark (its complex set: the first 20), kept as it was; grown() adds to it
 ORIGINAL = frozenset({
     "rastrigin_10", "ackley_10", "griewank_10", "g06", "g08", "g11", "chained_lq_10", "chained_cb3_ii_10",
     "nesterov_cr_5", "step_f6_10", "dejong_f3_5", "int_f4", "int_f5", "int_f6", "int_f7", "ex1221",
@@ -482,7 +482,7 @@ ORIGINAL = frozenset({
     "newsvendor_5x40", "newsvendor_20x20"})
 
 
-# =========================================================================== issue 20: the grown set
+# =========================================================================== the grown set
 # More instances of the same literature families (other dimensions n, and a shift o of the
 # optimum, as the CEC 2005 suite shifts its functions: f(x - o) has its optimum at x* + o with the
 # same value), plus the other functions of the same sources: the rest of Haarala, Miettinen,
@@ -781,7 +781,7 @@ def _plus(point: list[float], o) -> list[float]:
 
 
 def grown() -> list[BenchProblem]:
-    """The complex set's new instances (issue 20), fixed before any method was run on them."""
+    """The complex set's new instances, fixed before any method was run on them."""
     r2 = 1 / math.sqrt(2)
     yao, hmm, lpv = "Yao, Liu, Lin 1999", "Haarala, Miettinen, Makela 2004", "Laskari, Parsopoulos, Vrahatis 2002"
     cec = "CEC 2006 (Liang et al. 2006)"

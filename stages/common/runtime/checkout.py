@@ -6,7 +6,6 @@ pipeline run there starts from nothing and touches nothing here.
 """
 from __future__ import annotations
 
-import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -15,7 +14,7 @@ SKIP_PREFIXES = ("reports/",)
 SKIP_FILES = ("dvc.lock",)
 
 
-def _git(root: Path, *args: str) -> str:
+def git(root: Path, *args: str) -> str:
     return subprocess.run(["git", "-c", "user.email=claimbench@localhost", "-c", "user.name=claimbench",
                            *args], cwd=root, check=True, capture_output=True, text=True).stdout
 
@@ -23,7 +22,7 @@ def _git(root: Path, *args: str) -> str:
 def listed_files(root: Path) -> list[str]:
     """The checkout's files as git sees them (relative paths): tracked, and new ones it does not
     ignore; folders and removed files left out."""
-    out = _git(root, "ls-files", "-co", "--exclude-standard", "-z")
+    out = git(root, "ls-files", "-co", "--exclude-standard", "-z")
     return [f for f in out.split("\0") if f and (root / f).is_file()]
 
 
@@ -48,9 +47,9 @@ def copy_checkout(src: Path, dst: Path, profile: str | None = None, keep_outputs
         set_profile(dst / "params.yaml", profile)
     if only is not None:
         keep_studies(dst, only)
-    _git(dst, "init", "-q")
-    _git(dst, "add", "-A")
-    _git(dst, "commit", "-qm", "copy of the checkout")
+    git(dst, "init", "-q")
+    git(dst, "add", "-A")
+    git(dst, "commit", "-qm", "copy of the checkout")
     return dst
 
 
@@ -81,7 +80,7 @@ def strip_wall_times(obj):
 def keep_studies(root: Path, studies: list[str]) -> None:
     """Keep in ``root``'s pipeline only the stages of ``studies`` (``corpora`` too when named),
     the params check (it validates every study's params, a second's work) and the ledger: the other studies' dvc.yaml files go (their code stays), and their lines
-    leave the ledger's deps. The root dvc.yaml is edited as text, so it keeps its layout."""
+    leave the ledger's deps. The root dvc.yaml is edited round-trip (ruamel), so it keeps its layout and comments."""
     from stages.common.runtime.dvcfile import pipeline_files
 
     nested = [p for p in pipeline_files(root) if p != root / "dvc.yaml"]
@@ -94,18 +93,13 @@ def keep_studies(root: Path, studies: list[str]) -> None:
             path.unlink()
             path.with_name("dvc.lock").unlink(missing_ok=True)
 
-    def kept_dep(line: str) -> bool:       # code, or the claims and reports of a kept study
-        dep = line.strip()[2:]
+    def kept(dep: str) -> bool:       # code, or the claims and reports of a kept study
         per_study = dep.endswith("/claims.yaml") or dep.startswith("reports/")
         return not per_study or dep.split("/")[1] in studies
 
-    lines, section, in_ledger = [], None, False
-    for line in (root / "dvc.yaml").read_text().splitlines(keepends=True):
-        if re.match(r"  [\w-]+:\n", line):
-            in_ledger = line == "  ledger:\n"
-        if re.match(r"    \w+:", line):
-            section = line.strip()
-        if in_ledger and section == "deps:" and line.startswith("      - ") and not kept_dep(line):
-            continue
-        lines.append(line)
-    (root / "dvc.yaml").write_text("".join(lines))
+    from stages.common.runtime.params import dump_yaml, round_trip_yaml
+
+    data = round_trip_yaml().load((root / "dvc.yaml").read_text())
+    ledger = data["stages"]["ledger"]
+    ledger["deps"][:] = [d for d in ledger["deps"] if kept(d)]
+    (root / "dvc.yaml").write_text(dump_yaml(data))

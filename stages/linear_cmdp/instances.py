@@ -1,0 +1,28 @@
+"""The instances file prepare writes, read back as CMDPs, and the seed a name (a setup's, an
+agent's) contributes to the random streams of prepare's draws and train's runs."""
+from __future__ import annotations
+
+
+def setup_seed(name: str) -> int:
+    import zlib
+
+    return zlib.crc32(name.encode())
+
+
+def load_instances(path) -> list[dict]:
+    """The instances of ``INSTANCES`` with arrays as numpy arrays and a ``cmdp`` (CMDP) each."""
+    import json
+
+    import numpy as np
+
+    from .cmdp import CMDP
+
+    data = json.loads(open(path).read())["instances"]
+    out = []
+    for rec in data:
+        arr = {k: np.asarray(rec[k], dtype=float) for k in ("P", "r", "u", "mu", "phi", "safe_policy")}
+        rec = {**rec, **arr}
+        rec["cmdp"] = CMDP(P=arr["P"], r=arr["r"], u=arr["u"], mu=arr["mu"], phi=arr["phi"],
+                           threshold=float(rec["threshold"]), safe_policy=arr["safe_policy"])
+        out.append(rec)
+    return out

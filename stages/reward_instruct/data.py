@@ -1,0 +1,15 @@
+"""What the reward_instruct stages share besides paths: sklearn's digits as the study scales them
+(:func:`load_digits_scaled`) and the few-step generator runs, in report order (:data:`RUNS`: the
+keys ``<run>_steps`` and ``<run>_x`` of the samples file train writes and evaluate reads)."""
+from __future__ import annotations
+
+RUNS = ("r0", "distill", "unregularised", "r0_aggressive")
+
+
+def load_digits_scaled():
+    """sklearn's digits as float32 images in [-1, 1] (N, 64) and labels (N,)."""
+    import numpy as np
+    from sklearn.datasets import load_digits
+
+    d = load_digits()
+    return (d.data / 8.0 - 1.0).astype(np.float32), d.target.astype(np.int64)
