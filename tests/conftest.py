@@ -40,7 +40,7 @@ OFFLINE = {
     "DVC_NO_ANALYTICS": "1",
     "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "90",
 }
-TIERS = ("unit", "study", "pipeline", "machinery", "browser")
+TIERS = ("unit", "study", "pipeline", "machinery", "benchmark", "browser")
 BROWSER_DIR = Path(__file__).resolve().parent / "browser"
 REPO = Path(__file__).resolve().parents[1]
 

@@ -1,7 +1,7 @@
-"""attr_analogy diagnostics behind claim ``logm_more_stable`` (issue 20's "more stable" check on
+"""attr_analogy diagnostics behind claim ``logm_more_stable`` (the "more stable" check on
 the paper's analogy sets T(k1, k2)): not a speed benchmark.
 
-    python benchmarks/attr_analogy_paper_set_probes.py [--spread broad] [--pairs 2e6 2e7 1e8]
+    python benchmarks/attr_analogy/paper_set_probes.py [--spread broad] [--pairs 2e6 2e7 1e8]
 
 On one attribute corpus the corpora stage wrote (``data/corpora/attributes/<spread>``): its own
 counts, then counts resampled from the exact joint at several sizes with the study's sampler
@@ -15,15 +15,21 @@ M-hat is the pipeline's (pseudocount 0.5) throughout. Printed per row: the share
 and over k in [K+1, 3K] (Eq. 13 accuracy on all T(k1, k2) analogies) the best accuracy and its
 k, the mean, and the drop from the peak to k = 3K, absolute and relative to the peak, for log M
 and for M; then the pipeline corpus's log M and M curves over the window.
+
+``--smoke`` runs it at tiny sizes in seconds (what CI runs): a tiny stand-in corpus (K = 5) made
+in a temporary folder with the corpora stage's generator, one resampled size.
 """
 from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
+
+from benchmarks.attr_analogy import stand_ins  # noqa: E402
 
 
 def main() -> None:
@@ -38,9 +44,15 @@ def main() -> None:
     ap.add_argument("--spread", default="broad")
     ap.add_argument("--pairs", type=float, nargs="+", default=[2e6, 2e7, 1e8])
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--smoke", action="store_true", help="tiny sizes: checks the script still runs (CI)")
     a = ap.parse_args()
 
-    corpus = read_counts(REPO / corpus_path("attributes", a.spread))
+    if a.smoke:
+        tmp = tempfile.TemporaryDirectory(prefix="attr_analogy_smoke_")
+        corpus = read_counts(stand_ins.smoke_corpora(Path(tmp.name), [a.spread]) / a.spread)
+        a.pairs = [2e4]
+    else:
+        corpus = read_counts(REPO / corpus_path("attributes", a.spread))
     pk, sk = np.asarray(corpus.truth["marginal"]), np.asarray(corpus.truth["strength"])
     K = len(pk)
     P = model.dense_joint(pk, sk)

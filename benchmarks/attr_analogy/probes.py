@@ -1,6 +1,6 @@
 """attr_analogy diagnostics behind the ledger notes of the claims that fail (not speed benchmarks).
 
-    python benchmarks/attr_analogy_probes.py [--pairs 2e6 2e7 1e8] [--spread broad]
+    python benchmarks/attr_analogy/probes.py [--pairs 2e6 2e7 1e8] [--spread broad]
 
 1. Corpus size (claims ``logm_not_below_m``, ``logm_beats_m``): reads the ground truth
    (p_k, s_k) of one attribute corpus the corpora stage wrote (``data/corpora/attributes/
@@ -21,16 +21,22 @@
    of log M at the removed cells. A symmetric mode adds the same to a and b = a^r, so it cannot
    hurt an r-analogy; an antisymmetric one adds opposite amounts and can.
 Same analogies and power as the default profile.
+
+``--smoke`` runs it at tiny sizes in seconds (what CI runs): tiny stand-in corpora (K = 5) made in
+a temporary folder with the corpora stage's generator, one sampled size, 20 analogies a relation.
 """
 from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
 from pathlib import Path
 from types import SimpleNamespace
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
+
+from benchmarks.attr_analogy import stand_ins  # noqa: E402
 
 
 def main() -> None:
@@ -49,9 +55,16 @@ def main() -> None:
     ap.add_argument("--pseudocount", type=float, default=0.5)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--removal-corpus", default="small")
+    ap.add_argument("--smoke", action="store_true", help="tiny sizes: checks the script still runs (CI)")
     a = ap.parse_args()
 
-    corpus = read_counts(REPO / corpus_path("attributes", a.spread))
+    if a.smoke:
+        tmp = tempfile.TemporaryDirectory(prefix="attr_analogy_smoke_")
+        root = stand_ins.smoke_corpora(Path(tmp.name), [a.spread, a.removal_corpus])
+        a.pairs, a.per_relation = [2e4], 20
+    else:
+        root = REPO / corpus_path("attributes")
+    corpus = read_counts(root / a.spread)
     pk, sk = np.asarray(corpus.truth["marginal"]), np.asarray(corpus.truth["strength"])
     K = len(pk)
     P = model.dense_joint(pk, sk)
@@ -75,7 +88,7 @@ def main() -> None:
     from stages.attr_analogy.evaluate import removal_metrics
     from stages.attr_analogy.train import removal_ablation
 
-    small = read_counts(REPO / corpus_path("attributes", a.removal_corpus))
+    small = read_counts(root / a.removal_corpus)
     print(f"\npair removal on {a.removal_corpus!r}, log M, Eq. 13 (relations pooled)")
     for pc in (a.pseudocount, 0.0):
         res = removal_ablation(small, K, q, SimpleNamespace(pseudocount=pc, power=0.5,

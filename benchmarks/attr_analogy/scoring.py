@@ -1,6 +1,6 @@
 """attr_analogy: our re-implementations against the libraries that also do them, in one run.
 
-    python benchmarks/attr_analogy_scoring.py [--K 10] [--analogies 2000] [--repeats 3]
+    python benchmarks/attr_analogy/scoring.py [--K 10] [--analogies 2000] [--repeats 3]
 
 1. Analogy scoring (3CosAdd, query words excluded) on embeddings of the exact attribute model
    (k = 2K eigenvectors of a noisy log M, so that not every answer is right): our vectorised
@@ -11,19 +11,24 @@
    (needs data/corpora/realtext: ``python -m stages.corpora realtext``).
 3. Spectrum of M: the Kronecker-factor eigenpairs (``exact_m_spectrum``) vs numpy's dense
    ``eigh`` of the 2^K x 2^K matrix: agreement of the leading eigenvalues and the speed ratio.
+
+``--smoke`` runs it at tiny sizes in seconds (what CI runs): K = 5, 50 questions, one repeat; part 2
+on a stand-in realtext corpus (gensim's small lee.cor, written by the corpora stage's run_realtext
+into a temporary folder, never data/); part 3 at K = 5 only.
 """
 from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _bench import best_of  # noqa: E402
+from benchmarks.bench import best_of  # noqa: E402
 
 
 def keyed_vectors(W, names):
@@ -34,12 +39,34 @@ def keyed_vectors(W, names):
     return kv
 
 
+def smoke_realtext(folder: Path) -> Path:
+    """A stand-in for data/corpora/realtext (``--smoke``): the corpora stage's own run_realtext on
+    gensim's small lee.cor (50 documents), with a stand-in stage context that writes into ``folder``."""
+    import os
+    from types import SimpleNamespace
+
+    os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("HF_DATASETS_DISABLE_PROGRESS_BARS", "1")
+    from stages.common.corpora import corpus_path
+    from stages.corpora.stage import run_realtext
+
+    ctx = SimpleNamespace(params=SimpleNamespace(realtext=SimpleNamespace(text="lee.cor", min_count=2, window=5)),
+                          path=lambda rel: folder / rel)
+    run_realtext(ctx)
+    print("smoke: no data/corpora; part 2 on a stand-in realtext corpus (lee.cor) in a temporary folder")
+    return folder / corpus_path("realtext")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--K", type=int, default=10)
     ap.add_argument("--analogies", type=int, default=2000, help="questions in part 1")
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--smoke", action="store_true", help="tiny sizes: checks the script still runs (CI)")
     args = ap.parse_args()
+    if args.smoke:
+        args.K, args.analogies, args.repeats = 5, 50, 1
 
     import numpy as np
 
@@ -75,6 +102,9 @@ def main() -> None:
 
     # 2. real text: ours vs gensim evaluate_word_analogies -----------------------------------
     rt = REPO / "data/corpora/realtext"
+    if args.smoke:
+        tmp = tempfile.TemporaryDirectory(prefix="attr_analogy_smoke_")
+        rt = smoke_realtext(Path(tmp.name))
     if (rt / "counts").exists():
         from gensim.test.utils import datapath
 
@@ -102,7 +132,7 @@ def main() -> None:
         print("2. skipped: data/corpora/realtext is missing (python -m stages.corpora realtext)")
 
     # 3. spectrum: Kronecker factors vs dense eigh ---------------------------------------------
-    for KK in sorted({K, 12}):
+    for KK in sorted({K} if args.smoke else {K, 12}):
         pp, ss = np.linspace(0.3, 0.5, KK), np.linspace(0.4, 0.6, KK)
         n = 3 * KK
         t_k, spec = best_of(lambda: m.exact_m_spectrum(pp, ss, n), args.repeats)

@@ -4,7 +4,9 @@ same weights, decoding the usual library way (the whole prefix recomputed every 
 mask). Checks first that the two give the same teacher-forced logits and the same greedy
 tokens, then prints both decoding times and their ratio.
 
-    python benchmarks/autoopt_m2_decoder.py [--rows 64] [--src 110] [--steps 80] [--d 64]
+    python benchmarks/autoopt/m2_decoder.py [--rows 64] [--src 110] [--steps 80] [--d 64]
+
+``--smoke`` runs it at tiny sizes in seconds (what CI runs).
 """
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 
@@ -82,11 +84,15 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=80, help="decoded tokens (the default profile's mean target is ~65)")
     ap.add_argument("--d", type=int, default=64)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--smoke", action="store_true", help="tiny sizes: checks the script still runs (CI)")
     a = ap.parse_args()
-    from benchmarks._bench import best_of
+    if a.smoke:
+        a.rows, a.src, a.steps, a.d, a.repeats = 2, 12, 4, 16, 1
+    from benchmarks.bench import best_of
     from stages.autoopt.m2.seq2seq import M2, M2Config
+    from stages.common.device import limit_threads
 
-    torch.set_num_threads(1)
+    limit_threads(1)
     torch.manual_seed(0)
     model = M2(M2Config(src_vocab=64, tgt_vocab=128, d_model=a.d, heads=4, enc_layers=2, dec_layers=2,
                         ff=4 * a.d, dropout=0.0, max_src_len=512, max_tgt_len=512)).eval()

@@ -2,7 +2,9 @@
 (stages.autoopt.m3.pyomo_casadi, batched with casadi's Function.map) against Pyomo's own ``value()``
 at the same points. Prints both times, their ratio and the largest relative difference.
 
-    python benchmarks/autoopt_casadi.py [--models 40] [--points 200]
+    python benchmarks/autoopt/pyomo_vs_casadi.py [--models 40] [--points 200]
+
+``--smoke`` runs it at tiny sizes in seconds (what CI runs).
 """
 from __future__ import annotations
 
@@ -17,7 +19,10 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--models", type=int, default=40)
     ap.add_argument("--points", type=int, default=200)
+    ap.add_argument("--smoke", action="store_true", help="tiny sizes: checks the script still runs (CI)")
     a = ap.parse_args()
+    if a.smoke:
+        a.models, a.points = 2, 5
     import pyomo.environ as pe
 
     from stages.autoopt.data import grammar as G

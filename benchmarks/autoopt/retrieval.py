@@ -3,7 +3,9 @@ numpy) against scikit-learn's brute-force NearestNeighbors, on vectors of the de
 size (2,400 training images of 20 x 100 pixels, 500 queries). Prints both times, their ratio and
 whether the two agree on every neighbour.
 
-    python benchmarks/autoopt_retrieval.py [--train 2400] [--queries 500] [--dims 2000]
+    python benchmarks/autoopt/retrieval.py [--train 2400] [--queries 500] [--dims 2000]
+
+``--smoke`` runs it at tiny sizes in seconds (what CI runs).
 """
 from __future__ import annotations
 
@@ -19,7 +21,10 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=500)
     ap.add_argument("--dims", type=int, default=2000)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--smoke", action="store_true", help="tiny sizes: checks the script still runs (CI)")
     a = ap.parse_args()
+    if a.smoke:
+        a.train, a.queries, a.dims, a.repeats = 200, 20, 50, 1
     from sklearn.neighbors import NearestNeighbors
     from threadpoolctl import threadpool_limits
 

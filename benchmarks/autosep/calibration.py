@@ -3,9 +3,11 @@ controls on the four digit groups, for a few seeds; prints the must checks' figu
 It keeps its own copy of the split (the stages use stages/autosep/data.py), so its figures are the
 README's "Calibration" ones, not the stages'.
 
-    nice -n 19 python -m benchmarks.autosep_calibration --seeds 0 1 2                        # noise 0.6, 5 repeats
-    nice -n 19 python -m benchmarks.autosep_calibration --seeds 0 1 2 --compare-noise 0.3    # the draft's noise
-    nice -n 19 python -m benchmarks.autosep_calibration --seeds 0 1 2 --label-edit pair
+    nice -n 19 python -m benchmarks.autosep.calibration --seeds 0 1 2                        # noise 0.6, 5 repeats
+    nice -n 19 python -m benchmarks.autosep.calibration --seeds 0 1 2 --compare-noise 0.3    # the draft's noise
+    nice -n 19 python -m benchmarks.autosep.calibration --seeds 0 1 2 --label-edit pair
+
+``--smoke`` runs it at tiny sizes in seconds (what CI runs): seed 0, one repeat.
 """
 from __future__ import annotations
 
@@ -67,7 +69,10 @@ def main():
     ap.add_argument("--compare-noise", type=float, default=0.6)
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--blind-noise", type=float, default=20.0)
+    ap.add_argument("--smoke", action="store_true", help="tiny sizes: checks the script still runs (CI)")
     args = ap.parse_args()
+    if args.smoke:
+        args.seeds, args.repeats = [0], 1
     cn, rep = args.compare_noise, args.repeats
     for seed in args.seeds:
         t = time.process_time()

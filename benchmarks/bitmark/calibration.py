@@ -2,10 +2,12 @@
 sizes, with the settings where it fails (a small delta for the AUC; the clean-trained control for
 radioactivity).
 
-    python -m benchmarks.bitmark_calibration [--ngram 2] [--hidden 256] [--steps 1500] [--radio-n 4000] ...
+    python -m benchmarks.bitmark.calibration [--ngram 2] [--hidden 256] [--steps 1500] [--radio-n 4000] ...
 
 Defaults are the default profile's sizes (n = 2); ``--ngram 4`` was our first design. The AUC check
 fails at the small deltas of the sweep (0.25, 0.5); the radioactivity check fails for the control.
+
+``--smoke`` runs it at tiny sizes in seconds (what CI runs).
 """
 from __future__ import annotations
 
@@ -29,16 +31,21 @@ def main() -> None:
     ap.add_argument("--radio-n", type=int, default=4000)
     ap.add_argument("--radio-steps", type=int, default=3000)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--smoke", action="store_true", help="tiny sizes: checks the script still runs (CI)")
     a = ap.parse_args()
+    if a.smoke:
+        a.hidden, a.steps, a.batch, a.n_eval, a.radio_n, a.radio_steps = 16, 3, 16, 40, 40, 3
+        a.deltas, a.delta = [a.delta], a.delta
 
     import numpy as np
-    import torch
     from sklearn.datasets import load_digits
     from sklearn.model_selection import train_test_split
 
     from stages.bitmark import ar, quality, wm
+    from stages.common.device import limit_threads
+    from stages.common.samples import frechet_from_features
 
-    torch.set_num_threads(1)
+    limit_threads(1)
     d = load_digits()
     q = wm.quantise(d.data)
     xtr, xte, ytr, yte = train_test_split(q, d.target, test_size=0.2, random_state=a.seed, stratify=d.target)
@@ -68,7 +75,7 @@ def main() -> None:
         px = wm.decode(bits)
         c = quality.classify(clf, px, lab)
         return (f"acc {c['accuracy']:.3f} conf {c['confidence']:.3f} div {quality.diversity(px, lab):.3f} "
-                f"FD {quality.frechet_features(f_real, quality.features(clf, px)):.2f}")
+                f"FD {frechet_from_features(f_real, quality.features(clf, px)):.2f}")
 
     print(f"real test: div {quality.diversity(xte, yte):.3f}; clean model: {qual(clean, labels)}")
     wms = {}

@@ -7,11 +7,12 @@ of PSNR(CDC) - PSNR(ADC)); its control is CDC with the complexity map shuffled o
 t-interval of the per-seed mean, stages/common/inference.judge) and threshold (0 dB). Each
 baseline design below is a variant of ADC; CDC and the control are the same fits for every design.
 
-    nice -n 19 python -m benchmarks.cdc_gs_calibration [--seeds 1000,1001,...] [--designs a,b]
+    nice -n 19 python -m benchmarks.cdc_gs.calibration [--seeds 1000,1001,...] [--designs a,b]
 
 Prints, per design: the must's and the control's per-seed gains, means, intervals and verdicts,
 and the mean gain per count; then the verdict seeds are not touched. Sizes and schedule are the
 default profile's (stages/cdc_gs/params.json); only the baseline's prune-and-respawn varies.
+``--smoke`` runs it at tiny sizes in seconds (what CI runs): the smoke profile, two seeds, two designs.
 """
 from __future__ import annotations
 
@@ -43,24 +44,28 @@ def main() -> None:
     ap.add_argument("--seeds", default=",".join(map(str, CALIBRATION_SEEDS)))
     ap.add_argument("--designs", default=",".join(DESIGNS))
     ap.add_argument("--profile", default="default")
+    ap.add_argument("--smoke", action="store_true", help="tiny sizes: checks the script still runs (CI)")
     a = ap.parse_args()
+    if a.smoke:  # the smoke profile's sizes; options given explicitly still win
+        ap.set_defaults(seeds="1000,1001", designs="plain,error_map", profile="smoke")
+        a = ap.parse_args()
     seeds = [int(s) for s in a.seeds.split(",")]
     if min(seeds) < 1000:
         raise SystemExit("calibration uses seeds >= 1000 only (the verdict seeds are < 1000)")
     designs = a.designs.split(",")
 
     import numpy as np
-    import torch
 
     from stages.cdc_gs.evaluate import score
     from stages.cdc_gs.params import PARAMS
     from stages.cdc_gs.prepare import load_image
     from stages.cdc_gs.splat import wavelet_complexity
     from stages.cdc_gs.train import fit_arms
+    from stages.common.device import limit_threads
     from stages.common.inference import judge
     from stages.common.runtime.params import load_study
 
-    torch.set_num_threads(1)
+    limit_threads(1)
     _, p = load_study("cdc_gs", PARAMS, profile=a.profile)
     prep, tr = p.prepare, p.train
     imgs = [load_image(n, prep.size) for n in prep.images]

@@ -2,18 +2,21 @@
 [x^2, xy, y^2, x, y, 1] @ coefficients) against the textbook elementwise formula
 (splat.weights_direct), forward + backward on one thread, in one run; prints both CPU times per
 step, their ratio and the largest difference. (gsplat, the maintained library, needs CUDA and does
-not run here, so our renderer is compared with itself.) Run: nice -n 19 python -m benchmarks.cdc_gs_renderer"""
+not run here, so our renderer is compared with itself.) Run: nice -n 19 python -m benchmarks.cdc_gs.renderer
+``--smoke`` runs it at tiny sizes in seconds (what CI runs): 20 splats, 12x12 pixels, 2 steps."""
 from __future__ import annotations
 
+import argparse
 import time
 
 import torch
 
 from stages.cdc_gs.splat import pixel_grid, weights, weights_direct
+from stages.common.device import limit_threads
 
 
 def main(n: int = 200, size: int = 48, reps: int = 30) -> None:
-    torch.set_num_threads(1)
+    limit_threads(1)
     g = torch.Generator().manual_seed(0)
     grid = pixel_grid(size, size)
     p = {"mu": torch.rand(n, 2, generator=g) * size, "log_scale": torch.rand(n, 2, generator=g) * 2 - 0.5,
@@ -35,4 +38,9 @@ def main(n: int = 200, size: int = 48, reps: int = 30) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--smoke", action="store_true", help="tiny sizes: checks the script still runs (CI)")
+    if ap.parse_args().smoke:
+        main(n=20, size=12, reps=2)
+    else:
+        main()

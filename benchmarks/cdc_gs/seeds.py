@@ -2,13 +2,14 @@
 same fits in batches (a leading fit dimension in the splat tensors, splat.Fitter), on calibration
 seeds only (>= 1000).
 
-    nice -n 19 python -m benchmarks.cdc_gs_seeds [--seeds 1000,1001,1002,1003,1004] [--batches 1,20]
+    nice -n 19 python -m benchmarks.cdc_gs.seeds [--seeds 1000,1001,1002,1003,1004] [--batches 1,20]
 
 For each batch size (1 = one fit after another) it times every fit of the train stage (4 arms x
 the images x the counts x the seeds, the default profile's sizes) in CPU seconds, checks that
 every fit's render is the same bit for bit as with the first batch size, and prints the times and
 their ratio to the first; then the same for the first seed alone (one seed's compute). The stage
 uses the profile's ``fit_batch``.
+``--smoke`` runs it at tiny sizes in seconds (what CI runs): the smoke profile, two seeds, batches 1 and 2.
 """
 from __future__ import annotations
 
@@ -21,7 +22,11 @@ def main() -> None:
     ap.add_argument("--seeds", default="1000,1001,1002,1003,1004")
     ap.add_argument("--batches", default="1,20", help="fit_batch values; the first is the reference")
     ap.add_argument("--profile", default="default")
+    ap.add_argument("--smoke", action="store_true", help="tiny sizes: checks the script still runs (CI)")
     a = ap.parse_args()
+    if a.smoke:  # the smoke profile's sizes; options given explicitly still win
+        ap.set_defaults(seeds="1000,1001", batches="1,2", profile="smoke")
+        a = ap.parse_args()
     seeds = [int(s) for s in a.seeds.split(",")]
     if min(seeds) < 1000:
         raise SystemExit("benchmarks use calibration seeds (>= 1000) only")
@@ -29,9 +34,10 @@ def main() -> None:
 
     import numpy as np
 
+    from stages.cdc_gs.arms import ARMS
     from stages.cdc_gs.params import PARAMS
     from stages.cdc_gs.prepare import load_image
-    from stages.cdc_gs.train import ARMS, fit_arms
+    from stages.cdc_gs.train import fit_arms
     from stages.common.device import limit_threads
     from stages.common.runtime.params import load_study
 

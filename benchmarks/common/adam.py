@@ -1,12 +1,13 @@
 """The shared Adam (``stages/common/optim.Adam``, used by hephaestus_qosd and bitmark) against
 ``torch.optim.Adam``.
 
-    python benchmarks/adam.py [--steps 600] [--weight-decay 0]
+    python benchmarks/common/adam.py [--steps 600] [--weight-decay 0]
 
 It re-implements Adam only to avoid the import ``torch.optim`` makes on its first optimiser
 (``torch._dynamo``). Each side runs in a fresh process: import torch, build the same small MLP,
 take ``--steps`` Adam steps on the same data. Printed: each side's CPU time, their ratio, the
-import cost alone, and whether the final weights are bit-identical.
+import cost alone, and whether the final weights are bit-identical. ``--smoke`` runs it at tiny sizes in
+seconds (what CI runs).
 """
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 CHILD = r"""
 import hashlib, json, sys, time
@@ -53,7 +54,10 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--steps", type=int, default=600)
     ap.add_argument("--weight-decay", type=float, default=0.0)
+    ap.add_argument("--smoke", action="store_true", help="tiny sizes: checks the script still runs (CI)")
     a = ap.parse_args(argv)
+    if a.smoke:
+        a.steps = 5
     ours, ref = run("ours", a.steps, a.weight_decay), run("torch", a.steps, a.weight_decay)
     print(f"{a.steps} Adam steps, one thread, fresh process each (CPU seconds):")
     print(f"  common.optim.Adam: optimiser + steps {ours['optimiser_and_steps_s']:.2f} s, process {ours['total_s']:.2f} s")

@@ -2,7 +2,9 @@
 two must checks (tail-head latent overlap, tail classifier accuracy) at a given size, with and without
 CORAL, on the long-tailed data and the balanced control. Prints CPU seconds (process time).
 
-    nice -n 19 python benchmarks/coral_diffusion_calibration.py --steps 1500 --seeds 0 1 2
+    nice -n 19 python benchmarks/coral_diffusion/calibration.py --steps 1500 --seeds 0 1 2
+
+``--smoke`` runs it at tiny sizes in seconds (what CI runs): a few steps of a tiny DDPM, one seed.
 """
 from __future__ import annotations
 
@@ -31,10 +33,15 @@ def main() -> None:
     ap.add_argument("--class-in-encoder", type=int, default=1)
     ap.add_argument("--seeds", type=int, nargs="+", default=[0])
     ap.add_argument("--no-control", action="store_true")
+    ap.add_argument("--smoke", action="store_true", help="tiny sizes: checks the script still runs (CI)")
     a = ap.parse_args()
+    if a.smoke:  # tiny sizes; options given explicitly still win
+        ap.set_defaults(steps=5, hidden=16, bottleneck=8, batch=16, T=10, sample_steps=2, per_class=3)
+        a = ap.parse_args()
 
-    import torch
-    torch.set_num_threads(1)
+    from stages.common.device import limit_threads
+
+    limit_threads(1)
     from stages.coral_diffusion import ddpm, digits
     from stages.common.samples import mean_pairwise_distance
     from stages.coral_diffusion.measures import knn_overlap, pair_overlap

@@ -3,7 +3,9 @@ that the authors take from pytorch-metric-learning (losses.SupConLoss). This pri
 largest difference of the two losses and of their gradients over random batches, and the CPU time of
 each (forward + backward, the training step's use), with the ratio.
 
-    nice -n 19 python -m benchmarks.coral_diffusion_supcon --batches 300
+    nice -n 19 python -m benchmarks.coral_diffusion.supcon --batches 300
+
+``--smoke`` runs it at tiny sizes in seconds (what CI runs): 3 batches of 16.
 """
 from __future__ import annotations
 
@@ -17,11 +19,17 @@ def main() -> None:
     ap.add_argument("--batch", type=int, default=128)
     ap.add_argument("--dim", type=int, default=32)
     ap.add_argument("--temperature", type=float, default=0.1)
+    ap.add_argument("--smoke", action="store_true", help="tiny sizes: checks the script still runs (CI)")
     a = ap.parse_args()
+    if a.smoke:  # tiny sizes; options given explicitly still win
+        ap.set_defaults(batches=3, batch=16)
+        a = ap.parse_args()
 
     import torch
 
-    torch.set_num_threads(1)
+    from stages.common.device import limit_threads
+
+    limit_threads(1)
     from pytorch_metric_learning import losses
 
     from stages.coral_diffusion.ddpm import supcon_loss

@@ -1,8 +1,10 @@
 """diff_purify calibration: training speed, then the must checks at a given size, and the settings
 where they fail (a perturbation score trained on random sign noise; too strong a purification).
 
-    nice -n 19 python -m benchmarks.diff_purify_calibration [--eps 0.15] [--n-attack 200]
+    nice -n 19 python -m benchmarks.diff_purify.calibration [--eps 0.15] [--n-attack 200]
 Prints CPU seconds (time.process_time) per part. One torch thread.
+``--smoke`` runs it at tiny sizes in seconds (what CI runs): a few training steps, one eps, 20 digits,
+every defence (--strong's too).
 """
 from __future__ import annotations
 
@@ -26,12 +28,19 @@ def main() -> None:
     ap.add_argument("--attack-steps", type=int, default=20)
     ap.add_argument("--eot", type=int, default=4)
     ap.add_argument("--strong", action="store_true", help="also the too-strong purification")
+    ap.add_argument("--smoke", action="store_true", help="tiny sizes: checks the script still runs (CI)")
     a = ap.parse_args()
+    if a.smoke:  # tiny sizes; options given explicitly still win
+        ap.set_defaults(eps=[0.1], n_attack=20, clf_steps=5, score_steps=5, pur_steps=2, attack_steps=2, eot=1,
+                        strong=True)
+        a = ap.parse_args()
 
     import numpy as np
     import torch
 
-    torch.set_num_threads(1)
+    from stages.common.device import limit_threads
+
+    limit_threads(1)
     from stages.diff_purify import core
     from stages.diff_purify.data import load_digits_split
 

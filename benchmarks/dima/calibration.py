@@ -1,7 +1,9 @@
 """dima calibration: steps/s of world-model training and the must check (seq vs joint rollout MSE)
 at candidate sizes, with the N=1 control and the teacher-forced variant. Not a stage; prints a table.
 
-    nice -n 19 python -m benchmarks.dima_calibration --n 2 --episodes 100 --steps 2000 --seeds 0 1 2
+    nice -n 19 python -m benchmarks.dima.calibration --n 2 --episodes 100 --steps 2000 --seeds 0 1 2
+
+``--smoke`` runs it at tiny sizes in seconds (what CI runs): 3 + 2 episodes, 5 steps of a tiny model.
 """
 from __future__ import annotations
 
@@ -26,10 +28,14 @@ def main() -> None:
     ap.add_argument("--horizon", type=int, default=10)
     ap.add_argument("--seeds", type=int, nargs="+", default=[0])
     ap.add_argument("--variants", nargs="+", default=["joint", "seq:chain", "seq:denoise"])
+    ap.add_argument("--smoke", action="store_true", help="tiny sizes: checks the script still runs (CI)")
     args = ap.parse_args()
-    import torch
+    if args.smoke:  # tiny sizes; options given explicitly still win
+        ap.set_defaults(episodes=3, test_episodes=2, steps=5, params=500, batch=16, horizon=3)
+        args = ap.parse_args()
+    from stages.common.device import limit_threads
 
-    torch.set_num_threads(1)
+    limit_threads(1)
     from stages.dima.env import collect
     from stages.dima.wm import rollout_mse, train
 

@@ -1,7 +1,8 @@
 """dyna_rend calibration: steps/s, and every arm's pretext and downstream figures at a size.
 
-usage: python -m benchmarks.dyna_rend_calibration --steps 1500 --ft 400 --seed 0 --ckpt 100 [--arms ...]
+usage: python -m benchmarks.dyna_rend.calibration --steps 1500 --ft 400 --seed 0 --ckpt 100 [--arms ...]
 (--ckpt: dynarend is also fine-tuned from its checkpoint at that step, the transfer control)
+``--smoke`` runs it at tiny sizes in seconds (what CI runs): every arm, 3 + 3 steps on a few scenes, --ckpt 2.
 """
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import time
 import numpy as np
 import torch
 
+from stages.common.device import limit_threads
 from stages.dyna_rend.loops import finetune, new_model, pretrain, views_of
 from stages.dyna_rend.nets import future_mse, success
 from stages.dyna_rend.world import Grid, make_set
@@ -30,8 +32,12 @@ def main() -> None:
     ap.add_argument("--ftlr", type=float, default=1e-3)
     ap.add_argument("--arms", default="none,mae2d,vidpred2d,recon3d,dynarend")
     ap.add_argument("--ckpt", type=int, default=0)
+    ap.add_argument("--smoke", action="store_true", help="tiny sizes: checks the script still runs (CI)")
     a = ap.parse_args()
-    torch.set_num_threads(1)
+    if a.smoke:  # tiny sizes; options given explicitly still win
+        ap.set_defaults(steps=3, ft=3, c=4, demos=4, npre=16, ntest=8, batch=4, ckpt=2)
+        a = ap.parse_args()
+    limit_threads(1)
     g = Grid(8, 8, 4)
     IN, ALL = ("x+", "y+"), ("top", "x+", "x-", "y+", "y-")
     HELD = ("top", "x-", "y-")

@@ -1,6 +1,8 @@
 """ensemble_tail: the study's vectorized code against the library / official-style way, in one run.
 
-    python benchmarks/ensemble_tail_vectorized.py [--reps 40] [--n 200] [--B 200] [--repeats 3]
+    python benchmarks/ensemble_tail/vectorized.py [--reps 40] [--n 200] [--B 200] [--repeats 3] [--smoke]
+
+``--smoke`` runs it at tiny sizes in seconds (what CI runs): 2 replications, n=30, B=10, one repeat.
 
 1. Clopper-Pearson intervals: ``stages.ensemble_tail.tails.clopper_pearson`` (scipy.stats.beta.ppf
    on whole arrays) vs scipy.stats.binomtest(k, n).proportion_ci(method="exact") one count at a
@@ -17,11 +19,11 @@ import argparse
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _bench import best_of  # noqa: E402
+from benchmarks.bench import best_of  # noqa: E402
 
 
 def move_loop(X, rng, k, B):
@@ -47,7 +49,10 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=200)
     ap.add_argument("--B", type=int, default=200)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--smoke", action="store_true", help="tiny sizes: checks the script still runs (CI)")
     a = ap.parse_args()
+    if a.smoke:
+        a.reps, a.n, a.B, a.repeats = 2, 30, 10, 1
     import numpy as np
     from scipy.stats import binomtest
 

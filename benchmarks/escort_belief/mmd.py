@@ -1,6 +1,8 @@
 """escort_belief: our MMD against one built from scikit-learn's RBF kernel, in one run.
 
-    python benchmarks/escort_belief_mmd.py [--n 100] [--m 1000] [--dims 2,20] [--repeats 5]
+    python benchmarks/escort_belief/mmd.py [--n 100] [--m 1000] [--dims 2,20] [--repeats 5] [--smoke]
+
+``--smoke`` runs it at tiny sizes in seconds (what CI runs): 20 particles, 50 exact samples, one repeat.
 
 The study writes its own (weighted, multi-bandwidth) MMD (stages/escort_belief/metrics.py); no
 installed library computes an MMD, but scikit-learn computes the RBF kernel matrices. Per
@@ -14,11 +16,11 @@ import argparse
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _bench import best_of  # noqa: E402
+from benchmarks.bench import best_of  # noqa: E402
 
 
 def sklearn_mmd(X, Y, sigmas, a):
@@ -40,7 +42,10 @@ def main() -> None:
     ap.add_argument("--m", type=int, default=1000, help="exact samples")
     ap.add_argument("--dims", default="2,20")
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--smoke", action="store_true", help="tiny sizes: checks the script still runs (CI)")
     a = ap.parse_args()
+    if a.smoke:
+        a.n, a.m, a.repeats = 20, 50, 1
     import numpy as np
 
     from stages.escort_belief.metrics import median_distance, mmd

@@ -1,7 +1,10 @@
 """escort_belief: the verdict seeds in batches against one seed after another, on calibration seeds.
 
-    OMP_NUM_THREADS=1 python benchmarks/escort_belief_seeds.py [--seeds 1000,1001,1002,1003,1004]
-        [--profile default] [--today-reps-dmax 30] [--today-episodes 64] [--skip-today] [--matrix 2]
+    OMP_NUM_THREADS=1 python benchmarks/escort_belief/seeds.py [--seeds 1000,1001,1002,1003,1004]
+        [--profile default] [--today-reps-dmax 30] [--today-episodes 64] [--skip-today] [--matrix 2] [--smoke]
+
+``--smoke`` runs it at tiny sizes in seconds (what CI runs): the smoke profile, seeds 1000,1001, and the
+one seed as today with 3 replications at the largest d and 2 episodes.
 
 The train stage runs the seeds' replications (and light-dark episodes) as the rows of batches, each
 row drawing from its own seed's generator (stages/escort_belief/batch.py); how many whole seeds
@@ -39,7 +42,7 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 
@@ -66,8 +69,8 @@ def problems(pp, seeds) -> dict:
 def train(arr: dict, pp, tp, seeds, cache_bytes=None) -> tuple[dict, dict]:
     """The train stage's compute for ``seeds`` (batched as batch.seed_groups allows with
     ``cache_bytes``): ({seed: {(d, method): particles}}, {seed: {method: light-dark episodes}})."""
-    from stages.escort_belief.train import (METHODS, lightdark_record, run_episodes_seeds, run_mixture_seeds,
-                                            stein_config)
+    from stages.escort_belief.keys import METHODS
+    from stages.escort_belief.train import lightdark_record, run_episodes_seeds, run_mixture_seeds, stein_config
 
     parts = {s: {} for s in seeds}
     for d in pp.dims:
@@ -189,7 +192,10 @@ def main() -> None:
     ap.add_argument("--skip-today", action="store_true", help="leave out the one-seed reference")
     ap.add_argument("--matrix", type=int, metavar="N", help="time N shards as processes (see above) instead")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--smoke", action="store_true", help="tiny sizes: checks the script still runs (CI)")
     a = ap.parse_args()
+    if a.smoke:
+        a.profile, a.seeds, a.today_reps_dmax, a.today_episodes = "smoke", "1000,1001", 3, 2
     seeds = [int(s) for s in a.seeds.split(",")]
     if min(seeds) < 1000:
         ap.error(f"--seeds {a.seeds}: calibration seeds are >= 1000; the verdict seeds are never run here")

@@ -1,6 +1,8 @@
 """fgbench: our vectorised percentile bootstrap against scipy.stats.bootstrap, in one run.
 
-    python benchmarks/fgbench_bootstrap.py [--n 1000] [--resamples 2000] [--repeats 3]
+    python benchmarks/fgbench/bootstrap.py [--n 1000] [--resamples 2000] [--repeats 3] [--smoke]
+
+``--smoke`` runs it at tiny sizes in seconds (what CI runs): 50 items, 50 resamples, one repeat.
 
 The evaluate stage computes dozens of intervals (accuracy, MAE, RMSE, paired MAE differences)
 with ``stages.fgbench.stats.bootstrap``; scipy.stats.bootstrap(method='percentile') does the
@@ -13,11 +15,11 @@ import argparse
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _bench import best_of  # noqa: E402
+from benchmarks.bench import best_of  # noqa: E402
 
 
 def main() -> None:
@@ -25,7 +27,10 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=1000, help="items (questions)")
     ap.add_argument("--resamples", type=int, default=2000)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--smoke", action="store_true", help="tiny sizes: checks the script still runs (CI)")
     a = ap.parse_args()
+    if a.smoke:
+        a.n, a.resamples, a.repeats = 50, 50, 1
     import numpy as np
     from scipy import stats as sps
 

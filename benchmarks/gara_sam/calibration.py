@@ -1,6 +1,9 @@
 """Calibration of gara_sam: one seed, every arm, the must checks at the sizes given on the command line.
 
-    nice -n 19 python -m benchmarks.gara_sam_calibration --seed 0 [--lam 0.05] [--steps 250] ...
+    nice -n 19 python -m benchmarks.gara_sam.calibration --seed 0 [--lam 0.05] [--steps 250] ...
+
+``--smoke`` runs it at tiny sizes in seconds (what CI runs): every arm, a few scenes, 3 steps each, no
+--base-cache.
 
 Prints CPU seconds per phase, steps per CPU second, IoU (clean / mean seen / mean unseen) per arm,
 GaRA's effective rank per condition and the must-check values. Arms: frozen, peft LoRA-r, GaRA-r,
@@ -15,6 +18,7 @@ import time
 import numpy as np
 import torch
 
+from stages.common.device import limit_threads
 from stages.gara_sam.net import UNet, add_gated, iou_per_image, peft_lora, predict, train_loop
 from stages.gara_sam.scenes import CONDITIONS, SEEN, UNSEEN, corrupt_batch, make_scenes
 
@@ -38,8 +42,11 @@ def main() -> None:
     ap.add_argument("--arms", default="lora,gara,const,full")
     ap.add_argument("--gate-lr-mult", type=float, default=1.0)
     ap.add_argument("--base-cache", default="", help="a .pt file: load the pre-trained model from it, or save it there")
+    ap.add_argument("--smoke", action="store_true", help="tiny sizes: checks the script still runs (CI)")
     a = ap.parse_args()
-    torch.set_num_threads(1)
+    if a.smoke:
+        a.n_pre, a.pre_steps, a.n_adapt, a.steps, a.batch, a.n_test, a.base_cache = 16, 3, 16, 3, 8, 4, ""
+    limit_threads(1)
     rng = np.random.default_rng(a.seed)
     torch.manual_seed(a.seed)
     gen = torch.Generator().manual_seed(a.seed)

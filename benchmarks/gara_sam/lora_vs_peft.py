@@ -3,7 +3,9 @@ re-implements), in one run: the largest output difference for the same weights, 
 training steps (forward + backward + Adam) on the same U-Net and batch, with their ratio.
 Also our per-image IoU against scikit-learn's jaccard_score.
 
-    nice -n 19 python -m benchmarks.gara_sam_lora_vs_peft [--steps 100]
+    nice -n 19 python -m benchmarks.gara_sam.lora_vs_peft [--steps 100]
+
+``--smoke`` runs it at tiny sizes in seconds (what CI runs): 2 training steps, the IoU on 20 images.
 """
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ import time
 import numpy as np
 import torch
 
+from stages.common.device import limit_threads
 from stages.gara_sam.net import ADAPTED, UNet, _get, add_gated, iou_per_image, peft_lora, train_loop
 
 
@@ -21,8 +24,12 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--steps", type=int, default=100)
     ap.add_argument("--rank", type=int, default=8)
+    ap.add_argument("--smoke", action="store_true", help="tiny sizes: checks the script still runs (CI)")
     a = ap.parse_args()
-    torch.set_num_threads(1)
+    n_iou = 200
+    if a.smoke:
+        a.steps, n_iou = 2, 20
+    limit_threads(1)
     torch.manual_seed(0)
     base = UNet(8).eval()
     ours, theirs = copy.deepcopy(base), copy.deepcopy(base)
@@ -53,7 +60,7 @@ def main() -> None:
     from sklearn.metrics import jaccard_score
 
     rng = np.random.default_rng(0)
-    p, m = rng.random((200, 1, 32, 32)) > 0.5, rng.random((200, 1, 32, 32)) > 0.6
+    p, m = rng.random((n_iou, 1, 32, 32)) > 0.5, rng.random((n_iou, 1, 32, 32)) > 0.6
     t0 = time.process_time()
     ours_iou = iou_per_image(p, m)
     t_ours = time.process_time() - t0

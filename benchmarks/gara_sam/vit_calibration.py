@@ -2,7 +2,9 @@
 when the frozen segmenter is a ViT-tiny and the adapters are per token (on qkv and the MLP's first
 layer, as in SAM's encoder)? One seed, a prototype, not a stage.
 
-    nice -n 19 python -m benchmarks.gara_sam_vit_calibration --seed 0
+    nice -n 19 python -m benchmarks.gara_sam.vit_calibration --seed 0
+
+``--smoke`` runs it at tiny sizes in seconds (what CI runs): every arm, a few scenes, 3 steps each.
 
 The same scenes and corruptions as the study (stages/gara_sam/scenes.py); a ViT on 4x4 patches
 (dim 48, 4 blocks, 3 heads) with a per-token linear head to the patch's 16 pixels, pre-trained on
@@ -23,6 +25,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from stages.common.device import limit_threads
 from stages.gara_sam.net import iou_per_image, train_loop
 from stages.gara_sam.scenes import CONDITIONS, SEEN, UNSEEN, corrupt_batch, make_scenes
 
@@ -101,17 +104,22 @@ def main() -> None:
     ap.add_argument("--lam", type=float, default=0.05)
     ap.add_argument("--r", type=int, default=8)
     ap.add_argument("--gate-lr-mult", type=float, default=10.0)
+    ap.add_argument("--smoke", action="store_true", help="tiny sizes: checks the script still runs (CI)")
     a = ap.parse_args()
-    torch.set_num_threads(1)
+    n_pre, n_adapt, n_clean, n_test = 2000, 400, 200, 200
+    if a.smoke:
+        a.pre_steps, a.steps = 3, 3
+        n_pre, n_adapt, n_clean, n_test = 16, 8, 4, 4
+    limit_threads(1)
     rng = np.random.default_rng(a.seed)
     torch.manual_seed(a.seed)
-    xp, yp = make_scenes(2000, 32, rng)
-    xa, ya = make_scenes(400, 32, rng, shapes=("ellipse", "rect"))
-    xa = corrupt_batch(xa, [SEEN[i] for i in rng.integers(3, size=400)], rng)
-    xc, yc = make_scenes(200, 32, rng, shapes=("ellipse", "rect"))
+    xp, yp = make_scenes(n_pre, 32, rng)
+    xa, ya = make_scenes(n_adapt, 32, rng, shapes=("ellipse", "rect"))
+    xa = corrupt_batch(xa, [SEEN[i] for i in rng.integers(3, size=n_adapt)], rng)
+    xc, yc = make_scenes(n_clean, 32, rng, shapes=("ellipse", "rect"))
     XA, YA = torch.from_numpy(np.concatenate([xa, xc])), torch.from_numpy(np.concatenate([ya, yc]))
-    xt, yt = make_scenes(200, 32, rng)
-    test = {c: torch.from_numpy(corrupt_batch(xt, [c] * 200, rng)) for c in CONDITIONS}
+    xt, yt = make_scenes(n_test, 32, rng)
+    test = {c: torch.from_numpy(corrupt_batch(xt, [c] * n_test, rng)) for c in CONDITIONS}
     base = ViTSeg()
     t0 = time.process_time()
     L = train_loop(base, list(base.parameters()), torch.from_numpy(xp), torch.from_numpy(yp), a.pre_steps, 32, 2e-3,

@@ -1,5 +1,9 @@
 """Calibration of hephaestus_qosd: sizes, timings and the must checks at candidate sizes, with the
-ablations that show each check can fail. Run: nice -n 19 python benchmarks/hephaestus_qosd_calibration.py"""
+ablations that show each check can fail. Run: nice -n 19 python benchmarks/hephaestus_qosd/calibration.py
+[N_NODES [N_TRAIN [N_TEST]]]
+
+``--smoke`` runs it at tiny sizes in seconds (what CI runs): 10 nodes, one train and one test graph per
+family, 2 local-search tries, 20 CVAE steps, 2 Refine iterations."""
 from __future__ import annotations
 
 import sys
@@ -11,7 +15,8 @@ import numpy as np
 from stages.hephaestus_qosd import cvae, milp, qosd
 
 
-def main(n_nodes=18, n_train=12, n_test=10, tau=1.5, seed=0, costs=("quadratic", "fixed_charge", "linear")):
+def main(n_nodes=18, n_train=12, n_test=10, tau=1.5, seed=0, costs=("quadratic", "fixed_charge", "linear"),
+         tries=20, steps=600, iterations=10):
     from stages.common.device import limit_threads
     limit_threads()
     rng = np.random.default_rng(seed)
@@ -23,17 +28,17 @@ def main(n_nodes=18, n_train=12, n_test=10, tau=1.5, seed=0, costs=("quadratic",
         for kind in costs:
             inst = g.with_kind(kind)
             fd = qosd.forge(inst)
-            lab = qosd.local_search(inst, fd, 20, rng)
+            lab = qosd.local_search(inst, fd, tries, rng)
             X.append(lab / inst.T); C.append(cvae.edge_features(inst, fd))
     t_lab = time.process_time() - t0
     X, C = np.concatenate(X).astype(np.float32), np.concatenate(C)
-    p = NS(n_components=3, latent=2, hidden=32, sigma_x=0.05, lr=3e-3, steps=600, batch=256)
+    p = NS(n_components=3, latent=2, hidden=32, sigma_x=0.05, lr=3e-3, steps=steps, batch=256)
     t0 = time.process_time()
     model, losses = cvae.train_model(X, C, p, seed, progress=False)
     t_train = time.process_time() - t0
     print(f"labels: {len(X)} rows in {t_lab:.1f}s CPU; CVAE {p.steps} steps in {t_train:.1f}s CPU "
           f"({p.steps / t_train:.0f} steps/s); loss {losses[0]:.3f} -> {np.mean(losses[-50:]):.3f}")
-    rp = NS(iterations=10, batch=8, sigma0=1.0, sigma_decay=0.9, lr=0.5)
+    rp = NS(iterations=iterations, batch=8, sigma0=1.0, sigma_decay=0.9, lr=0.5)
     fp = NS(step_frac=0.05, credit=0.25)
     raw_feasible = []
     rows = []
@@ -68,4 +73,7 @@ def main(n_nodes=18, n_train=12, n_test=10, tau=1.5, seed=0, costs=("quadratic",
 
 
 if __name__ == "__main__":
-    main(*[int(a) for a in sys.argv[1:4]])
+    if "--smoke" in sys.argv[1:]:            # tiny sizes: checks the script still runs (CI)
+        main(n_nodes=10, n_train=1, n_test=1, tries=2, steps=20, iterations=2)
+    else:
+        main(*[int(a) for a in sys.argv[1:4]])

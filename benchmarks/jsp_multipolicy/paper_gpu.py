@@ -5,8 +5,12 @@ spawned CP-SAT workers). Trains the single (SLIM) and the K-policy network for a
 then prints steps/s, gaps to CP-SAT and the must check's figure (10x10: multi - single mean gap,
 paired t-interval) and writes them to --out (JSON).
 
-    python benchmarks/jsp_multipolicy_paper_gpu.py --device cuda --out paper_gpu.json
-    python benchmarks/jsp_multipolicy_paper_gpu.py --tiny --device cpu --out /tmp/t.json   # seconds, CPU
+    python benchmarks/jsp_multipolicy/paper_gpu.py --device cuda --out paper_gpu.json
+    python benchmarks/jsp_multipolicy/paper_gpu.py --tiny --device cpu --out /tmp/t.json   # seconds, CPU
+    python benchmarks/jsp_multipolicy/paper_gpu.py --smoke
+
+``--smoke`` runs it at tiny sizes in seconds (what CI runs): --tiny on the CPU, the JSON into a
+temporary folder (removed afterwards) unless --out is given.
 """
 from __future__ import annotations
 
@@ -18,7 +22,7 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from stages.jsp_multipolicy.jsp import RULES, cpsat_solve, random_instances, rule_makespans  # noqa: E402
@@ -39,8 +43,25 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=max(1, (os.cpu_count() or 2) - 2))
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--tiny", action="store_true", help="tiny sizes (a few seconds on CPU), for the test")
-    ap.add_argument("--out", required=True)
+    ap.add_argument("--smoke", action="store_true", help="tiny sizes: checks the script still runs (CI)")
+    ap.add_argument("--out", help="where the JSON goes (required unless --smoke)")
     a = ap.parse_args()
+    if a.smoke:
+        import tempfile
+
+        a.tiny, a.device = True, "cpu"
+        print("smoke: --tiny on the CPU, the figures mean nothing", flush=True)
+        if a.out is None:
+            with tempfile.TemporaryDirectory(prefix="paper_gpu_smoke_") as tmp:
+                a.out = str(Path(tmp) / "paper_gpu.json")
+                run(a)
+            return
+    elif a.out is None:
+        ap.error("the following arguments are required: --out")
+    run(a)
+
+
+def run(a: argparse.Namespace) -> None:
     import numpy as np
     import torch
 

@@ -1,9 +1,10 @@
 """labyrinth: our BFS expert (stages/labyrinth/maze.solve) against scipy's shortest paths on the
 same state graph (position x key possession, ice terminal), in one run: it checks the distances
-agree and prints the time ratio. Run: nice -n 19 python -m benchmarks.labyrinth_bfs [n] [mazes]"""
+agree and prints the time ratio. Run: nice -n 19 python -m benchmarks.labyrinth.bfs [n] [mazes]
+``--smoke`` runs it at tiny sizes in seconds (what CI runs): 2 mazes 5x5 of each variant."""
 from __future__ import annotations
 
-import sys
+import argparse
 import time
 
 import numpy as np
@@ -49,4 +50,12 @@ def main(n: int = 8, count: int = 30) -> None:
 
 
 if __name__ == "__main__":
-    main(*(int(a) for a in sys.argv[1:]))
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("n", nargs="?", type=int, default=8, help="maze side")
+    ap.add_argument("mazes", nargs="?", type=int, default=30, help="mazes per variant")
+    ap.add_argument("--smoke", action="store_true", help="tiny sizes: checks the script still runs (CI)")
+    a = ap.parse_args()
+    if a.smoke:
+        main(5, 2)
+    else:
+        main(a.n, a.mazes)

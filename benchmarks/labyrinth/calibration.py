@@ -1,9 +1,12 @@
 """labyrinth calibration: BC / DAgger train and test success at candidate sizes, and the settings in
 which each must check fails (test mazes = train mazes; a tiny maze family; too little training).
-Run: nice -n 19 python -m benchmarks.labyrinth_calibration [n] [n_train] [epochs] ..."""
+Run: nice -n 19 python -m benchmarks.labyrinth.calibration [n] [n_train] [epochs] ...
+(each argument one run: comma-separated key=value, e.g. n=8,n_train=60,n_test=100,epochs=80,same=1).
+``--smoke`` runs it at tiny sizes in seconds (what CI runs): BC on 5x5 mazes, and DAgger with a
+local view on the same train and test key-and-door mazes, 4 mazes and a few epochs each."""
 from __future__ import annotations
 
-import sys
+import argparse
 import time
 
 import numpy as np
@@ -41,9 +44,16 @@ def run(n, n_train, n_test, epochs, variant="base", view=None, same=False, dagge
           f"b={batch} w={width} lr={lr} loss={info['loss'][-1]:.3f}", flush=True)
 
 
+SMOKE = ["n=5,n_train=4,n_test=4,epochs=2,batch=16",
+         "n=5,variant=key_door,view=1,same=1,dagger=1,n_train=4,n_test=4,epochs=3,batch=16"]
+
+
 if __name__ == "__main__":
-    args = sys.argv[1:]
-    for spec in args:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("specs", nargs="*", help="runs, each comma-separated key=value (n=8,n_train=60,...)")
+    ap.add_argument("--smoke", action="store_true", help="tiny sizes: checks the script still runs (CI)")
+    a = ap.parse_args()
+    for spec in SMOKE if a.smoke else a.specs:
         kw = dict(kv.split("=") for kv in spec.split(","))
         conv = {"n": int, "n_train": int, "n_test": int, "epochs": int, "dagger": int, "seed": int,
                 "view": lambda v: None if v == "None" else int(v), "same": lambda v: v == "1",

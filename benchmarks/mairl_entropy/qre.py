@@ -1,7 +1,7 @@
 """Our QRE solver (damped soft fixed point, stages/mairl_entropy/qre.py) vs the libraries, in one
 run: wall time and the largest difference in probability.
 
-    python benchmarks/mairl_entropy_qre.py [--profile default] [--repeats 5]
+    python benchmarks/mairl_entropy/qre.py [--profile default] [--repeats 5]
 
 1. The study's random Markov games (generated in memory from ``mairl_entropy.<profile>.prepare``
    and ``common.seed``), tau from ``train.tau``, one start (uniform): ours vs
@@ -11,6 +11,8 @@ run: wall time and the largest difference in probability.
 2. Random n x n zero-sum matrix games: ours vs open_spiel's MMD (``mmd_dilated``, 300
    iterations; its own gap is printed too).
 Times are the best of ``--repeats`` runs, OMP_NUM_THREADS=1.
+``--smoke`` runs it at tiny sizes in seconds (what CI runs): the smoke profile's games, one
+repeat, 20 MMD iterations.
 """
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ import os
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
@@ -29,11 +31,15 @@ def main() -> None:
     ap.add_argument("--profile", default="default", choices=["smoke", "default", "paper"])
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--mmd-iterations", type=int, default=300)
+    ap.add_argument("--smoke", action="store_true", help="tiny sizes: checks the script still runs (CI)")
     a = ap.parse_args()
+    if a.smoke:
+        a.profile, a.repeats, a.mmd_iterations = "smoke", 1, 20
+        print("smoke: the smoke profile, one repeat, 20 MMD iterations; the figures mean nothing")
 
     import numpy as np
 
-    from benchmarks._bench import best_of
+    from benchmarks.bench import best_of
     from stages.common.device import limit_threads
     from stages.common.runtime.params import load_study
     from stages.mairl_entropy import games as G

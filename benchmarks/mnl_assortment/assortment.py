@@ -1,6 +1,6 @@
 """mnl_assortment: our enumeration of all assortments against HiGHS's LP, in one run.
 
-    python benchmarks/mnl_assortment_assortment.py [--problems 500] [--items 10] [--capacity 4] [--repeats 3]
+    python benchmarks/mnl_assortment/assortment.py [--problems 500] [--items 10] [--capacity 4] [--repeats 3]
 
 Every round the study needs the best of the sum_{k<=K} C(N, k) assortments (385 for N = 10,
 K = 4), which it finds by enumeration in log space, vectorised over rounds and runs
@@ -8,6 +8,7 @@ K = 4), which it finds by enumeration in log space, vectorised over rounds and r
 LP solved by HiGHS (scipy.optimize.linprog, dual simplex; mnl.highs_assortment), one call per
 problem. This prints both times on the same random problems (utilities in [-3, 3], revenues in
 [0.5, 1]), the ratio HiGHS / enumeration and the largest |revenue difference|.
+``--smoke`` runs it at tiny sizes in seconds (what CI runs): 5 problems, N = 6, K = 2, one repeat.
 """
 from __future__ import annotations
 
@@ -15,11 +16,11 @@ import argparse
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _bench import best_of  # noqa: E402
+from benchmarks.bench import best_of  # noqa: E402
 
 
 def main() -> None:
@@ -28,7 +29,11 @@ def main() -> None:
     ap.add_argument("--items", type=int, default=10)
     ap.add_argument("--capacity", type=int, default=4)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--smoke", action="store_true", help="tiny sizes: checks the script still runs (CI)")
     a = ap.parse_args()
+    if a.smoke:
+        a.problems, a.items, a.capacity, a.repeats = 5, 6, 2, 1
+        print("smoke: tiny sizes, the figures mean nothing")
     import numpy as np
 
     from stages.common.device import limit_threads

@@ -1,6 +1,6 @@
 """mnl_assortment: our batched Newton MLE against scipy.optimize.minimize, in one run.
 
-    python benchmarks/mnl_assortment_mle.py [--runs 48] [--rounds 2000] [--repeats 3]
+    python benchmarks/mnl_assortment/mle.py [--runs 48] [--rounds 2000] [--repeats 3]
 
 The online stage refits the ridge MLE of every (method, radius, seed) run at once with a batched
 Newton method (stages/mnl_assortment/mnl.py: newton_mle); the library answer is
@@ -8,6 +8,7 @@ scipy.optimize.minimize (trust-exact, the same analytic gradient and Hessian) ru
 On simulated linear-MNL data of the study's shape (d = 5, K = 4, some assortments of 3) this prints
 both times (best of --repeats, cold start from theta = 0), the ratio scipy / ours and the largest
 |theta difference|.
+``--smoke`` runs it at tiny sizes in seconds (what CI runs): 2 runs x 50 rounds, one repeat.
 """
 from __future__ import annotations
 
@@ -15,11 +16,11 @@ import argparse
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _bench import best_of  # noqa: E402
+from benchmarks.bench import best_of  # noqa: E402
 
 
 def main() -> None:
@@ -27,7 +28,11 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=48, help="independent data sets (runs)")
     ap.add_argument("--rounds", type=int, default=2000, help="logged rounds per run")
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--smoke", action="store_true", help="tiny sizes: checks the script still runs (CI)")
     a = ap.parse_args()
+    if a.smoke:
+        a.runs, a.rounds, a.repeats = 2, 50, 1
+        print("smoke: tiny sizes, the figures mean nothing")
     import numpy as np
 
     from stages.common.device import limit_threads

@@ -1,8 +1,9 @@
 """mtl_kd calibration: steps per second of the teachers' REINFORCE loop and of the student's
 distillation loop on 2 cores (CPU time), then the must checks at the given sizes; and (``fail``)
 the settings where they fail, from the default run's models.
-Run: nice -n 19 python -m benchmarks.mtl_kd_calibration [teacher_steps kd_steps batch n n_test]
-     nice -n 19 python -m benchmarks.mtl_kd_calibration fail [kd_steps tiny_segment]"""
+Run: nice -n 19 python -m benchmarks.mtl_kd.calibration [teacher_steps kd_steps batch n n_test]
+     nice -n 19 python -m benchmarks.mtl_kd.calibration fail [kd_steps tiny_segment]
+     python -m benchmarks.mtl_kd.calibration --smoke   # --smoke runs it at tiny sizes in seconds (what CI runs)"""
 from __future__ import annotations
 
 import sys
@@ -11,6 +12,7 @@ import time
 import numpy as np
 import torch
 
+from stages.common.device import limit_threads
 from stages.mtl_kd import baseline, models, vrp
 
 
@@ -25,7 +27,7 @@ def cpu():
 
 def main(teacher_steps=150, kd_steps=150, batch=32, n=20, n_test=32, dim=64):
     torch.manual_seed(0)
-    torch.set_num_threads(1)
+    limit_threads(1)
     rng = np.random.default_rng(0)
     gen = torch.Generator().manual_seed(0)
     seen = ["cvrp", "ovrp", "vrptw"]
@@ -87,7 +89,7 @@ def fail_settings(kd_steps: int = 15, tiny_segment: int = 1, root: str = "."):
     from stages.mtl_kd.params import PARAMS
     from stages.mtl_kd.models import distill
 
-    torch.set_num_threads(1)
+    limit_threads(1)
     root = Path(root)
     common, p = load_study("mtl_kd", PARAMS, read_params(root), profile="default")
     nets, _ = models.load_weights(root / "data/mtl_kd/models")
@@ -116,8 +118,50 @@ def fail_settings(kd_steps: int = 15, tiny_segment: int = 1, root: str = "."):
     print(f"R3C tiny segments: gap reduction {np.mean([rows[v][2] - rows[v][3] for v in at_n]):.3f} (check > 0)")
 
 
+def smoke() -> None:
+    """Both parts at toy sizes: ``main``, then ``fail_settings`` on a stand-in root in a temporary
+    folder (the repository's params files, tiny nets trained and saved by the study's own
+    functions, two-instance test sets with HGS references), so no `dvc repro` is needed."""
+    import shutil
+    import tempfile
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    from stages.common.runtime.params import load_study, read_params
+    from stages.mtl_kd.params import PARAMS
+
+    print("smoke: main at toy sizes (figures meaningless)", flush=True)
+    main(teacher_steps=2, kd_steps=2, batch=4, n=6, n_test=2, dim=16)
+    repo = Path(__file__).resolve().parents[2]
+    with tempfile.TemporaryDirectory(prefix="mtl_kd_smoke_") as tmp:
+        root = Path(tmp)
+        (root / "stages/mtl_kd").mkdir(parents=True)
+        shutil.copy(repo / "params.yaml", root / "params.yaml")
+        shutil.copy(repo / "stages/mtl_kd/params.json", root / "stages/mtl_kd/params.json")
+        _, p = load_study("mtl_kd", PARAMS, read_params(root), profile="default")
+        n, seen = p.prepare.n, p.prepare.seen
+        print(f"smoke: no trained models; fail settings on tiny stand-in nets and 2 test instances per variant "
+              f"at n={n}", flush=True)
+        tiny = SimpleNamespace(dim=16, layers=1, heads=2, steps=2, batch=4, lr=1e-3, states_per_variant=32)
+        nets = {f"teacher_{v}": models.train_teacher(v, n, tiny, 0, k)[0] for k, v in enumerate(seen)}
+        nets["student"] = models.distill({v: nets[f"teacher_{v}"] for v in seen}, n, tiny, 0)[0]
+        folder = root / "data/mtl_kd/models"
+        (root / "data/mtl_kd/testsets").mkdir(parents=True)
+        folder.mkdir()
+        cfg = {k: v for k, v in vars(tiny).items() if k in ("dim", "layers", "heads")}
+        models.save_weights(folder, nets, {"teacher": cfg, "student": cfg, "n": n, "seen": seen,
+                                           "nets": {k: "student" if k == "student" else "teacher" for k in nets}})
+        for k, v in enumerate(seen + p.prepare.unseen):
+            inst = vrp.generate(v, n, 2, np.random.default_rng([0, 1, k, n]))
+            ref = [vrp.route_cost(inst, i, baseline.solve(inst, i, 20)[0]) for i in range(2)]
+            np.savez(root / f"data/mtl_kd/testsets/{v}_{n}.npz", ref_cost=np.array(ref), **inst)
+        fail_settings(kd_steps=1, tiny_segment=1, root=str(root))
+
+
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["fail"]:
+    if "--smoke" in sys.argv[1:]:
+        smoke()
+    elif sys.argv[1:2] == ["fail"]:
         fail_settings(*[int(x) for x in sys.argv[2:]])
     else:
         main(*[int(x) for x in sys.argv[1:]])

@@ -6,8 +6,9 @@ unseen OVRPTW, R3C, and the three must checks' figures. Prints steps/s and write
 
 Needs only torch, numpy, pyvrp and stages/mtl_kd's pure modules (vrp, models, baseline);
 no stage.py, MLflow, DVC or pydantic. Sizes come from stages/mtl_kd/params.json.
-  python benchmarks/mtl_kd_paper_gpu.py --device cuda --out mtl_kd_gpu.json     # the H200 check
-  python benchmarks/mtl_kd_paper_gpu.py --tiny --device cpu --out /tmp/x.json   # seconds, CPU
+  python benchmarks/mtl_kd/paper_gpu.py --device cuda --out mtl_kd_gpu.json     # the H200 check
+  python benchmarks/mtl_kd/paper_gpu.py --tiny --device cpu --out /tmp/x.json   # seconds, CPU
+  python benchmarks/mtl_kd/paper_gpu.py --smoke   # --smoke runs it at tiny sizes in seconds (what CI runs)
 """
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from types import SimpleNamespace
 import numpy as np
 import torch
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 from stages.mtl_kd import baseline, models, vrp
 
@@ -58,6 +59,7 @@ def solve_chunked(net, inst, chunk):
 
 
 def main(argv=None) -> dict:
+    argv = sys.argv[1:] if argv is None else list(argv)
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--max-seconds", type=float, default=150.0, help="training wall time, all models together")
@@ -68,8 +70,19 @@ def main(argv=None) -> dict:
     ap.add_argument("--workers", type=int, default=min(16, os.cpu_count() or 1), help="HGS processes")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--tiny", action="store_true", help="toy sizes, a few seconds on CPU (the test)")
-    ap.add_argument("--out", required=True)
+    ap.add_argument("--smoke", action="store_true",
+                    help="tiny sizes: checks the script still runs (CI); --tiny on the CPU, the JSON in a temporary "
+                         "folder unless --out is given")
+    ap.add_argument("--out", required="--smoke" not in argv)
     a = ap.parse_args(argv)
+    if a.smoke:
+        import tempfile                       # here, not at the top: the GPU machine's imports stay as they are
+
+        a.tiny, a.device = True, "cpu"
+        if a.out is None:
+            with tempfile.TemporaryDirectory(prefix="mtl_kd_smoke_") as tmp:
+                return main([*argv, "--out", str(Path(tmp) / "smoke.json")])
+        print("smoke: --tiny sizes on the CPU (figures meaningless)", flush=True)
     prof = TINY if a.tiny else paper_profile()
     if a.tiny:
         a.test_count, a.hgs_seconds, a.workers = 4, 0.05, 1
@@ -78,8 +91,10 @@ def main(argv=None) -> dict:
     rounds = min(a.r3c_rounds, prof["evaluate"]["r3c_rounds"])
     segment = max(2, round(prof["evaluate"]["r3c_segment"] * n))
     device = torch.device(a.device)
-    if device.type == "cpu":
-        torch.set_num_threads(1)                   # the house's CPU setting (stages.common.device)
+    if device.type == "cpu":                       # the house's CPU setting; imported here, so a GPU run
+        from stages.common.device import limit_threads  # needs no threadpoolctl or scipy
+
+        limit_threads(1)
 
     # test sets (prepare's streams) and HGS references, on the CPU cores before CUDA starts
     t0 = time.perf_counter()

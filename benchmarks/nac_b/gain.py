@@ -1,6 +1,7 @@
 """nac_b: J* by our relative value iteration against the HiGHS LP, in one run.
 
-    python benchmarks/nac_b_gain.py [--sizes 6,10,40,120] [--actions 2] [--repeats 5]
+    python benchmarks/nac_b/gain.py [--sizes 6,10,40,120] [--actions 2] [--repeats 5]
+    --smoke runs it at tiny sizes in seconds (what CI runs).
 
 The prepare stage computes J* both ways (HiGHS via scipy.optimize.linprog(method="highs") on the
 average-reward LP is the reference; RVI on the aperiodicity transform is the cross-check that also
@@ -14,11 +15,11 @@ import argparse
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _bench import best_of  # noqa: E402
+from benchmarks.bench import best_of  # noqa: E402
 
 
 def main() -> None:
@@ -26,7 +27,11 @@ def main() -> None:
     ap.add_argument("--sizes", default="6,10,40,120", help="states per MDP (2 transient, period 2)")
     ap.add_argument("--actions", type=int, default=2)
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--smoke", action="store_true", help="tiny sizes: checks the script still runs (CI)")
     a = ap.parse_args()
+    if a.smoke:
+        a.sizes, a.repeats = "6,10", 1
+        print("smoke: sizes 6,10, one repeat (figures meaningless)")
     import numpy as np
 
     from stages.nac_b.mdp import make_periodic_unichain, optimal_gain_lp, relative_value_iteration

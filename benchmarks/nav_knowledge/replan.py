@@ -1,6 +1,7 @@
 """nav_knowledge: incremental replanning (our LPA*) vs recomputing the distance field, in one run.
 
-    python benchmarks/nav_knowledge_replan.py [--sizes 32 64 128] [--events 30] [--repeats 3] [--seed 0]
+    python benchmarks/nav_knowledge/replan.py [--sizes 32 64 128] [--events 30] [--repeats 3] [--seed 0]
+    --smoke runs it at tiny sizes in seconds (what CI runs).
 
 Replays the replanning events of the study's benchmark walks (stages/nav_knowledge/replan.py: an
 agent sees walls it did not know and repairs its distance-to-goal field) and prints, per grid
@@ -15,7 +16,7 @@ import argparse
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 
@@ -25,13 +26,17 @@ def main() -> None:
     ap.add_argument("--events", type=int, default=30, help="replanning events per size at most")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--smoke", action="store_true", help="tiny sizes: checks the script still runs (CI)")
     a = ap.parse_args()
+    if a.smoke:                                   # 64 is always run (ReplanParams requires it)
+        a.sizes, a.events, a.repeats = [64], 2, 1
+        print("smoke: size 64 only, 2 events, one repeat (figures meaningless)")
     import networkx as nx
 
     from stages.common.device import limit_threads
     from stages.nav_knowledge.params import ReplanParams
     from stages.nav_knowledge.planner import grid_csr
-    from stages.nav_knowledge.replan import _best, bench_size, events_for
+    from stages.nav_knowledge.replan import bench_size, events_for, fastest
 
     limit_threads()
     sizes = sorted(set(a.sizes) | {64})
@@ -45,7 +50,7 @@ def main() -> None:
             continue
         _, events = events_for(size, rp, a.seed)
         graphs = [nx.from_scipy_sparse_array(grid_csr(size, size, e[3])) for e in events]
-        t_nx = _best(lambda: [nx.single_source_dijkstra_path_length(g, e[0]) for g, e in zip(graphs, events)],
+        t_nx = fastest(lambda: [nx.single_source_dijkstra_path_length(g, e[0]) for g, e in zip(graphs, events)],
                      a.repeats) / len(events)
         print(f"  {size:4d}^2 ({r['events']} events, fields identical: {r['identical']}): incremental "
               f"{r['incremental_ms']:.3f} (LPA* alone {r['lpa_ms']:.3f}, {r['lpa_speedup_vs_dijkstra']:.1f}x) | Dijkstra (Python) {r['dijkstra_ms']:.3f} -> "

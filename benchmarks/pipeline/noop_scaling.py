@@ -1,6 +1,6 @@
 """A no-op `dvc repro` with 38 studies' worth of stages.
 
-    python benchmarks/noop_scaling.py [--studies 38] [--profile smoke] [--only STUDY ...]
+    python benchmarks/pipeline/noop_scaling.py [--studies 38] [--profile smoke] [--only STUDY ...]
 
 In a fresh copy of this checkout, ``claimbench new-study`` adds scaffolded studies (three stages
 each, their own params file, their lines in the ledger's deps) until there are ``--studies``
@@ -9,6 +9,8 @@ studies; the whole pipeline runs once on ``--profile``, then a no-op ``dvc repro
 Scaffolded studies are small (a ridge regression on generated data), but a no-op costs what
 DVC reads and hashes, not what a stage computes: the params files it parses, dvc.yaml and
 dvc.lock, the deps and outs it checks.
+
+``--smoke`` runs it at tiny sizes in seconds (what CI runs).
 """
 from __future__ import annotations
 
@@ -18,11 +20,11 @@ import statistics
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from _bench import scratch, timed  # noqa: E402
-from stages.common.runtime.checkout import _git, copy_checkout  # noqa: E402
+from benchmarks.bench import scratch, timed  # noqa: E402
+from stages.common.runtime.checkout import copy_checkout, git  # noqa: E402
 from stages.common.runtime.dvcfile import load_stages, pipeline_files  # noqa: E402
 
 
@@ -47,17 +49,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--keep", action="store_true")
     ap.add_argument("--only", nargs="+", metavar="STUDY",
                     help="keep just these real studies (and the corpora), e.g. the 15 the budget was set on")
+    ap.add_argument("--smoke", action="store_true", help="tiny sizes: checks the script still runs (CI)")
     a = ap.parse_args(argv)
+    if a.smoke:                       # one scaffolded study, no real one, no corpora: seconds
+        a.studies, a.repeats, a.profile = 1, 1, "smoke"
     with scratch("claimbench-noop-", a.keep) as tmp:
-        only = [*a.only, "corpora"] if a.only else None
+        only = [] if a.smoke else [*a.only, "corpora"] if a.only else None
         root = copy_checkout(REPO, tmp / "repo", profile=a.profile, only=only)
         have = studies_in(root)
         added = [f"scaffold_{i:02d}" for i in range(max(0, a.studies - len(have)))]
         for name in added:
             timed([sys.executable, "-m", "claimbench.cli", "new-study", name], root, quiet=True)
         if added:
-            _git(root, "add", "-A")
-            _git(root, "commit", "-qm", "scaffolded studies")
+            git(root, "add", "-A")
+            git(root, "commit", "-qm", "scaffolded studies")
         stages = load_stages(root)
         files = pipeline_files(root)
         size = sum(f.stat().st_size for f in files)

@@ -1,6 +1,6 @@
 """What a stage costs besides its compute, and what a no-op `dvc repro` costs.
 
-    python benchmarks/overhead.py [--repeats 5] [--profile smoke] [--skip-noop]
+    python benchmarks/pipeline/overhead.py [--repeats 5] [--profile smoke] [--skip-noop]
 
 In a fresh copy of this checkout:
 
@@ -16,8 +16,10 @@ In a fresh copy of this checkout:
    The fixed cost of tracking is tracked - bare; the budget (ARCHITECTURE.md) is 1 s. The
    tracked run's own timings (``stage.setup_s``, ``stage.logging_s``) are read back from MLflow.
 2. **A no-op ``dvc repro``** after one full ``dvc repro`` of the copy on ``--profile`` (``--repeats`` times),
-   and ``dvc status``; the budget is 2 s. ``benchmarks/noop_scaling.py`` does the same with 38
+   and ``dvc status``; the budget is 2 s. ``benchmarks/pipeline/noop_scaling.py`` does the same with 38
    studies' worth of stages.
+
+``--smoke`` runs it at tiny sizes in seconds (what CI runs).
 """
 from __future__ import annotations
 
@@ -28,11 +30,11 @@ import statistics
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from _bench import scratch, timed  # noqa: E402
-from stages.common.runtime.checkout import _git, copy_checkout  # noqa: E402
+from benchmarks.bench import scratch, timed  # noqa: E402
+from stages.common.runtime.checkout import copy_checkout, git  # noqa: E402
 
 NIL_STAGE = """
   nilbench-nothing:
@@ -75,8 +77,8 @@ def add_nil_stage(root: Path) -> None:
     (root / "stages/nilbench/nothing.py").write_text(NIL_MODULE)
     with open(root / "stages/nilbench/dvc.yaml", "a") as fh:        # the study's own dvc.yaml
         fh.write(NIL_STAGE)
-    _git(root, "add", "-A")
-    _git(root, "commit", "-qm", "the nil stage")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "the nil stage")
 
 
 def stop_agents() -> None:
@@ -120,7 +122,10 @@ def main(argv: list[str] | None = None) -> int:
                     help="profile of the full run before the no-op repro")
     ap.add_argument("--skip-noop", action="store_true", help="only the nil stage")
     ap.add_argument("--keep", action="store_true", help="keep the scratch copy")
+    ap.add_argument("--smoke", action="store_true", help="tiny sizes: checks the script still runs (CI)")
     a = ap.parse_args(argv)
+    if a.smoke:
+        a.repeats, a.skip_noop = 1, True
     with scratch("claimbench-overhead-", a.keep) as tmp:
         root = copy_checkout(REPO, tmp / "repo", profile=a.profile)
         add_nil_stage(root)

@@ -1,8 +1,8 @@
 """Parallel speed-up: independent studies run by the Prefect flow (concurrently, one process
 per stage) against `dvc repro` (one stage after another), from scratch, in one run.
 
-    python benchmarks/parallel_speedup.py [--profile default] [--only a,b,c,d]
-    python benchmarks/parallel_speedup.py --studies N      # the first N studies (replicas if short)
+    python benchmarks/pipeline/parallel_speedup.py [--profile default] [--only a,b,c,d]
+    python benchmarks/pipeline/parallel_speedup.py --studies N      # the first N studies (replicas if short)
 
 For each side a fresh copy of this checkout (no outputs, no DVC cache, no MLflow store) runs
 the chains of the independent studies (with `params`, the check every stage waits for); the
@@ -19,6 +19,8 @@ While the repository has fewer independent studies than ``--studies``, the copie
 replicas of a study (``<study>_r2``: the same code and params under another name, writing
 their own outputs); the output says so. Replicas measure the orchestration honestly (the
 same work, run concurrently or not) but are not different studies.
+
+``--smoke`` runs it at tiny sizes in seconds (what CI runs).
 """
 from __future__ import annotations
 
@@ -34,11 +36,11 @@ import time
 from pathlib import Path
 
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from _bench import env, scratch, stage_metrics, timed  # noqa: E402
-from stages.common.runtime.checkout import _git, copy_checkout  # noqa: E402
+from benchmarks.bench import env, scratch, stage_metrics, timed  # noqa: E402
+from stages.common.runtime.checkout import copy_checkout, git  # noqa: E402
 from stages.common.runtime.dvcfile import load_stages  # noqa: E402
 
 
@@ -56,11 +58,14 @@ def add_replica(root: Path, study: str, name: str) -> None:
     for f in dst.rglob("*"):
         if f.is_file() and f.suffix in (".py", ".yaml", ".json"):
             f.write_text(rename(f.read_text()))
-    _git(root, "add", "-A")
-    _git(root, "commit", "-qm", f"replica {name} of {study}")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", f"replica {name} of {study}")
 
 
 DEFAULT_STUDIES = ["attr_analogy", "coral_diffusion", "cdc_gs", "w2v_quartic"]
+
+
+SMOKE_STUDIES = "mairl_entropy,linear_cmdp"     # --smoke: two studies whose smoke chains take seconds
 
 
 def prepare_copy(base: Path, profile: str, n_studies: int, only: list[str] | None = None
@@ -182,7 +187,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--keep", action="store_true", help="keep the scratch copies")
     ap.add_argument("--server", action="store_true",
                     help="also run the flow (in a third copy) against a Prefect server started before the clock")
+    ap.add_argument("--smoke", action="store_true", help="tiny sizes: checks the script still runs (CI)")
     a = ap.parse_args(argv)
+    if a.smoke:                       # two small studies on the smoke profile, no server
+        a.profile, a.studies, a.only, a.server = "smoke", 0, SMOKE_STUDIES, False
     with scratch("claimbench-bench-", a.keep) as tmp:
         print(f"machine: {os.cpu_count()} CPU cores; profile {a.profile}; scratch {tmp}")
         only = None if a.studies else [x for x in a.only.split(",") if x]

@@ -1,5 +1,6 @@
 """purpcode calibration: the whole experiment at candidate sizes in one process, with CPU times.
-Run: python benchmarks/purpcode_calibration.py [seed] [key=value ...]"""
+Run: python benchmarks/purpcode/calibration.py [seed] [key=value ...]
+--smoke (anywhere among the arguments) runs it at tiny sizes in seconds (what CI runs)."""
 import sys
 import time
 from types import SimpleNamespace as NS
@@ -7,17 +8,28 @@ from types import SimpleNamespace as NS
 import numpy as np
 import torch
 
+from stages.common.device import limit_threads
 from stages.purpcode import codelang as cl
 from stages.purpcode import data, oracle as orc, policy as pol
 
 
+# --smoke: a tiny model, a few steps, one RL iteration, few test prompts (key=value still applies on top)
+SMOKE = dict(d_model=16, layers=1, heads=2, per_prompt=1, sft_steps=2, sft_batch=8, rule_frac=0.05, rule_steps=1,
+             tries=1, rl_iters=1, rl_prompts=2, group=2, epochs=1, n_eval=1, test_frac=0.02)
+
+
 def main() -> None:
-    torch.set_num_threads(1)
-    seed = int(sys.argv[1]) if len(sys.argv) > 1 else 0
+    limit_threads(1)
+    smoke = "--smoke" in sys.argv[1:]
+    argv = [sys.argv[0]] + [x for x in sys.argv[1:] if x != "--smoke"]
+    seed = int(argv[1]) if len(argv) > 1 else 0
     cfg = dict(d_model=48, layers=2, heads=4, per_prompt=4, sft_steps=400, sft_batch=64, sft_lr=3e-3,
                rule_frac=0.25, rule_steps=150, rule_lr=1e-3, tries=8, rl_iters=60, rl_prompts=16, group=8,
                rl_lr=1e-3, clip=0.2, kl=0.02, epochs=2, temp=1.0, n_eval=4, test_frac=0.25, scope="safety")
-    for kv in sys.argv[2:]:
+    if smoke:
+        cfg.update(SMOKE)
+        print("smoke: tiny sizes (figures meaningless)")
+    for kv in argv[2:]:
         k, v = kv.split("=")
         cfg[k] = type(cfg[k])(v)
     print(cfg)

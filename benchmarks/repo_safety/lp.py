@@ -1,6 +1,7 @@
 """repo_safety: the per-prompt-constrained optimum by HiGHS against our pair enumeration, in one run.
 
-    python benchmarks/repo_safety_lp.py [--sizes 200x8,1000x8,200x32] [--repeats 5]
+    python benchmarks/repo_safety/lp.py [--sizes 200x8,1000x8,200x32] [--repeats 5]
+    --smoke runs it at tiny sizes in seconds (what CI runs).
 
 The train stage solves the LP  max mean_x E_pi reward  s.t.  E_pi cost(x) <= 0 for every prompt  with
 HiGHS (scipy.optimize.linprog(method="highs"), one sparse LP over all prompts: the reference the
@@ -16,18 +17,22 @@ import argparse
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _bench import best_of  # noqa: E402
+from benchmarks.bench import best_of  # noqa: E402
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="200x8,1000x8,200x32", help="prompts x responses")
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--smoke", action="store_true", help="tiny sizes: checks the script still runs (CI)")
     a = ap.parse_args()
+    if a.smoke:
+        a.sizes, a.repeats = "20x4,10x8", 1
+        print("smoke: sizes 20x4,10x8, one repeat (figures meaningless)")
     import numpy as np
 
     from stages.common.runtime.params import load_study, read_params

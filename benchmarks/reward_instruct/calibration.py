@@ -2,7 +2,8 @@
 
 Teacher DDPM, reward model and judge on sklearn's digits; then R0 (gentle and aggressive
 schedules, several lambdas), distillation + reward, and the unregularised control, each judged at
-its checkpoints. Usage: python -m benchmarks.reward_instruct_calibration SEED [TEACHER_STEPS]
+its checkpoints. Usage: python -m benchmarks.reward_instruct.calibration SEED [TEACHER_STEPS]
+--smoke (SEED optional, 0 by default) runs it at tiny sizes in seconds (what CI runs).
 """
 from __future__ import annotations
 
@@ -13,12 +14,19 @@ import time
 import numpy as np
 import torch
 
+from stages.common.device import limit_threads
 from stages.reward_instruct import diffusion as D
 from stages.reward_instruct.measure import judge_metrics
 
 
-def main(seed: int, teacher_steps: int = 4000) -> None:
-    torch.set_num_threads(1)
+def main(seed: int, teacher_steps: int = 4000, smoke: bool = False) -> None:
+    limit_threads(1)
+    # classifier steps (reward, judge), samples per class judged, pool size, generator steps (gentle, aggressive)
+    clf_steps, per_class, npool, gentle, aggressive = (1500, 2000), 50, 4096, 300, 600
+    if smoke:
+        teacher_steps, clf_steps, per_class, npool, gentle, aggressive = 3, (3, 3), 3, 16, 6, 6
+        print("smoke: 3 teacher steps, 3 classifier steps, 6 generator steps per run, 30 judged samples "
+              "(figures meaningless)")
     from sklearn.datasets import load_digits
 
     d = load_digits()
@@ -31,9 +39,9 @@ def main(seed: int, teacher_steps: int = 4000) -> None:
     torch.manual_seed(seed)
     t0 = time.process_time()
     reward = D.make_classifier(128, 64)
-    D.train_classifier(reward, x[tr], y[tr], 1500, 128, 1e-3, 0.0, g)
+    D.train_classifier(reward, x[tr], y[tr], clf_steps[0], 128, 1e-3, 0.0, g)
     judge = D.make_classifier(256, 64)
-    D.train_classifier(judge, x[te], y[te], 2000, 128, 1e-3, 0.3, g)
+    D.train_classifier(judge, x[te], y[te], clf_steps[1], 128, 1e-3, 0.3, g)
     t1 = time.process_time()
     with torch.no_grad():
         acc_r = float((reward(x[te]).argmax(1) == y[te]).float().mean())
@@ -47,7 +55,7 @@ def main(seed: int, teacher_steps: int = 4000) -> None:
     tt = time.process_time() - t0
     print(f"teacher {teacher_steps} steps: {tt:.1f} s CPU, {teacher_steps / tt:.0f} steps/s")
     ge = torch.Generator().manual_seed(10_000 + seed)
-    ce = torch.arange(10).repeat_interleave(50)
+    ce = torch.arange(10).repeat_interleave(per_class)
     ze = torch.randn(len(ce), 64, generator=ge)
 
     def judge_net(net, steps):
@@ -59,16 +67,16 @@ def main(seed: int, teacher_steps: int = 4000) -> None:
     print(f"teacher-50 {fmt(t50)}\nteacher-4  {fmt(t4)}")
     # distillation pool
     t0 = time.process_time()
-    npool = 4096
     pc = torch.randint(0, 10, (npool,), generator=g)
     pz = torch.randn(npool, 64, generator=g)
     with torch.no_grad():
         pt = D.sample(teacher, abar, pc, 25, None, eta=0.0, z=pz.clone())
     print(f"pool of {npool} 25-step targets: {time.process_time() - t0:.1f} s CPU")
     pool = {"c": pc, "z": pz, "target": pt}
-    runs = [("r0 gentle lam0.1", "r0", 300, 3e-4, 0.1, True), ("distill gentle", "distill", 300, 3e-4, 0, False),
-            ("r0 gentle lam100", "r0", 300, 3e-4, 100.0, True),
-            ("unreg aggressive", "r0", 600, 1e-3, 0.0, False), ("r0 aggressive lam10", "r0", 600, 1e-3, 10.0, True)]
+    runs = [("r0 gentle lam0.1", "r0", gentle, 3e-4, 0.1, True), ("distill gentle", "distill", gentle, 3e-4, 0, False),
+            ("r0 gentle lam100", "r0", gentle, 3e-4, 100.0, True),
+            ("unreg aggressive", "r0", aggressive, 1e-3, 0.0, False),
+            ("r0 aggressive lam10", "r0", aggressive, 1e-3, 10.0, True)]
     for name, method, steps, lr, lam, reta in runs:
         net = copy.deepcopy(teacher)
         cks = list(range(0, steps + 1, steps // 6))
@@ -90,4 +98,7 @@ def fmt(m):
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]), *(int(a) for a in sys.argv[2:]))
+    if "--smoke" in sys.argv[1:]:
+        main(([int(a) for a in sys.argv[1:] if a != "--smoke"] or [0])[0], smoke=True)   # SEED, if given
+    else:
+        main(int(sys.argv[1]), *(int(a) for a in sys.argv[2:]))

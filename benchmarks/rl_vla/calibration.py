@@ -1,12 +1,14 @@
 """rl_vla calibration: SFT, then PPO / GRPO / DPO from it, success on the five splits; CPU seconds.
 
-    python benchmarks/rl_vla_calibration.py [seed] [n_demos] [env_steps] [sft_epochs] [two-budgets]
+    python benchmarks/rl_vla/calibration.py [seed] [n_demos] [env_steps] [sft_epochs] [two-budgets]
 
 Environment: ``PPO_ONLY=1`` stops after PPO; ``PPO_LR``, ``PPO_EPOCHS``, ``PPO_ENT`` override PPO's
 learning rate (3e-4), epochs (4) and entropy coefficient (0.01).
+``--smoke`` runs it at tiny sizes in seconds (what CI runs).
 """
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 import time
@@ -22,14 +24,25 @@ from stages.rl_vla.policy import load_state, make_policy, policy_kwargs, state_b
 
 
 def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("seed", nargs="?", type=int, default=0)
+    ap.add_argument("n_demos", nargs="?", type=int, default=200)
+    ap.add_argument("env_steps", nargs="?", type=int, default=20000)
+    ap.add_argument("sft_epochs", nargs="?", type=int, default=20)
+    ap.add_argument("two_budgets", nargs="?", help="any value: PPO at 2048 env steps as well")
+    ap.add_argument("--smoke", action="store_true", help="tiny sizes: checks the script still runs (CI)")
+    a = ap.parse_args()
     limit_threads()
-    seed = int(sys.argv[1]) if len(sys.argv) > 1 else 0
-    n_demos = int(sys.argv[2]) if len(sys.argv) > 2 else 200
-    env_steps = int(sys.argv[3]) if len(sys.argv) > 3 else 20000
-    sft_epochs = int(sys.argv[4]) if len(sys.argv) > 4 else 20
+    seed, n_demos, env_steps, sft_epochs = a.seed, a.n_demos, a.env_steps, a.sft_epochs
+    n_eval, ppo_size, grpo_size, dpo_size = 300, dict(n_envs=8, n_steps=128, batch=256), (16, 8), (32, 4, 32, 2)
+    arch = {"cell": 6, "channels": 16, "features": 128}
+    if a.smoke:                    # the same code path at tiny sizes (figures meaningless)
+        n_demos, env_steps, sft_epochs, n_eval = 30, 64, 8, 4
+        ppo_size, grpo_size, dpo_size = dict(n_envs=2, n_steps=32, batch=32), (2, 4), (2, 4, 8, 1)
+        arch = {"cell": 6, "channels": 8, "features": 32}
+        print(f"smoke: tiny sizes ({n_demos} demos, {env_steps} env steps, {n_eval} eval episodes per split)", flush=True)
     torch.manual_seed(seed)
     env_kw = {"grid": 6, "cell": 6, "max_steps": 30}
-    arch = {"cell": 6, "channels": 16, "features": 128}
     env = PickPlaceEnv(**env_kw)
     gen = torch.Generator().manual_seed(seed)
     t = time.process_time()
@@ -42,7 +55,7 @@ def main() -> None:
     print(f"sft: loss {losses[0]:.3f} -> {losses[-1]:.3f}; {dt:.1f} CPU s, {sft_epochs * len(data['action']) / dt:.0f} samples/s", flush=True)
     sft_state = state_bytes(pol)
     splits = ("train", "visual", "semantic", "execution", "unseen_word")
-    eval_seeds = {s: 10**9 + 1000 * i + np.arange(300) for i, s in enumerate(splits)}
+    eval_seeds = {s: 10**9 + 1000 * i + np.arange(n_eval) for i, s in enumerate(splits)}
 
 
     def evaluate(name, policy):
@@ -54,8 +67,8 @@ def main() -> None:
 
     res = {"sft": evaluate("sft", pol)}
     pkw = policy_kwargs(**arch)
-    for steps in ([2048, env_steps] if len(sys.argv) > 5 else [env_steps]):
-        pp = NS(n_envs=8, n_steps=128, batch=256, epochs=int(os.environ.get("PPO_EPOCHS", 4)),
+    for steps in ([2048, env_steps] if a.two_budgets is not None else [env_steps]):
+        pp = NS(**ppo_size, epochs=int(os.environ.get("PPO_EPOCHS", 4)),
                 lr=float(os.environ.get("PPO_LR", 3e-4)), gamma=0.97, clip=0.2,
                 ent_coef=float(os.environ.get("PPO_ENT", 0.01)), vf_coef=0.5, env_steps=steps)
         t = time.process_time()
@@ -66,14 +79,15 @@ def main() -> None:
         res[f"ppo{steps}"] = evaluate(f"ppo{steps}", ppo_pol)
     if os.environ.get("PPO_ONLY"):
         sys.exit(0)
-    gp = NS(lr=3e-4, env_steps=env_steps, groups=16, group_size=8, epochs=2, batch=256, clip=0.2)
+    gp = NS(lr=3e-4, env_steps=env_steps, groups=grpo_size[0], group_size=grpo_size[1], epochs=2, batch=256, clip=0.2)
     g_pol = load_state(make_policy(env.observation_space, env.action_space, **arch), sft_state)
     t = time.process_time()
     curve = methods.grpo(g_pol, gp, env_kw, seed, gen)
     dt = time.process_time() - t
     print(f"grpo: {dt:.1f} CPU s; success by iteration {curve[0]:.2f} .. {np.mean(curve[-3:]):.2f}", flush=True)
     res["grpo"] = evaluate("grpo", g_pol)
-    dp = NS(lr=1e-4, env_steps=env_steps, groups=32, group_size=4, epochs=2, batch=32, beta=0.1, rounds=2)
+    dp = NS(lr=1e-4, env_steps=env_steps, groups=dpo_size[0], group_size=dpo_size[1], epochs=2,
+            batch=dpo_size[2], beta=0.1, rounds=dpo_size[3])
     d_pol = load_state(make_policy(env.observation_space, env.action_space, **arch), sft_state)
     ref = load_state(make_policy(env.observation_space, env.action_space, **arch), sft_state)
     t = time.process_time()

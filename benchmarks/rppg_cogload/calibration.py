@@ -1,8 +1,9 @@
 """rppg_cogload calibration: simulate, measure and classify at a given size and setting, and print
-each check's figure and its controls. ``python benchmarks/rppg_cogload_calibration.py SEED P DURATION``."""
+each check's figure and its controls. ``python benchmarks/rppg_cogload/calibration.py SEED P DURATION``.
+``--smoke`` runs it at tiny sizes in seconds (what CI runs)."""
 from __future__ import annotations
 
-import sys
+import argparse
 import time
 
 import numpy as np
@@ -24,8 +25,9 @@ def mae(a, b):
     return float(np.nanmean(np.abs(a - b)))
 
 
-def main(seed=0, n_part=37, duration=120.0, fs=30.0):
+def main(seed=0, n_part=37, duration=120.0, fs=30.0, smoke=False):
     from stages.rppg_cogload.measure import measure
+    kw = {"rf_trees": 5} if smoke else {}          # smoke: a 5-tree forest
     t0 = time.process_time()
     rng = np.random.default_rng(seed)
     ph = physiology(n_part, duration, fs, EFFECTS, rng)
@@ -54,7 +56,7 @@ def main(seed=0, n_part=37, duration=120.0, fs=30.0):
         t = time.process_time()
         y, g = ph.label, ph.participant
         for clf in (("lr", "svm", "rf") if name == "main" and not ONLY else ("lr",)):
-            acc = {c: cv_accuracy(zscore_within(np.column_stack([m[k] for k in cols_]), g), y, g, clf, 4, seed)
+            acc = {c: cv_accuracy(zscore_within(np.column_stack([m[k] for k in cols_]), g), y, g, clf, 4, seed, **kw)
                    for c, cols_ in CONFIGS.items()}
             print(f"  {clf}: " + " ".join(f"{c} {a:.3f}" for c, a in acc.items()) +
                   f"  gap {100 * (acc['remote_ppg_resp_blink'] - acc['contact']):+.1f} pp  blink adds "
@@ -74,5 +76,14 @@ def main(seed=0, n_part=37, duration=120.0, fs=30.0):
 
 
 if __name__ == "__main__":
-    a = sys.argv[1:]
-    main(int(a[0]) if a else 0, int(a[1]) if len(a) > 1 else 37, float(a[2]) if len(a) > 2 else 120.0)
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("seed", nargs="?", type=int, default=0)
+    ap.add_argument("participants", nargs="?", type=int, default=37)
+    ap.add_argument("duration", nargs="?", type=float, default=120.0, help="seconds per recording")
+    ap.add_argument("--smoke", action="store_true", help="tiny sizes: checks the script still runs (CI)")
+    a = ap.parse_args()
+    if a.smoke:                    # the same code path at tiny sizes (figures meaningless)
+        print("smoke: 4 participants, 30 s recordings, 5-tree forest", flush=True)
+        main(a.seed, 4, 30.0, smoke=True)
+    else:
+        main(a.seed, a.participants, a.duration)

@@ -4,26 +4,74 @@ copy, on the evaluate stage's held-out episodes: greedy return, return when acti
 from the softmax, the share of episodes ending off the goal, the share of those where the greedy
 action there is "stay" (a trap: the greedy policy never leaves), and the greedy return per task.
 Run from a repository root after `dvc repro stages/t2mir/dvc.yaml`:
-    python -m benchmarks.t2mir_greedy_traps SEED"""
-import sys
+    python -m benchmarks.t2mir.greedy_traps SEED
+``--smoke`` runs it at tiny sizes in seconds (what CI runs): no stage outputs needed, it trains tiny
+dense and T2MIR models on a tiny task set in a temp folder (written as the stages write them) first."""
+import argparse
+import json
+import shutil
+import tempfile
+from pathlib import Path
 
 import numpy as np
 import torch
 
+from stages.common.device import limit_threads
 from stages.t2mir.env import step_states
-from stages.t2mir.icl import encode, load_model, sample_from_pools
+from stages.t2mir.icl import encode, load_model, load_tasks, sample_from_pools
 from stages.t2mir.run import rollout_returns
-from stages.t2mir.train import load_tasks
+
+
+def tiny_stand_in(folder: Path, k: int) -> None:
+    """``folder``/tasks.npz and ``folder``/models/{dense,t2mir}.{pt,json}, as the prepare and train
+    stages write them, at tiny sizes (3 training steps): the smoke's stand-in for a run's outputs."""
+    from stages.common.io import write_npz
+    from stages.t2mir.icl import MODEL_KEYS, make_pools, split_tasks
+    from stages.t2mir.run import train_model
+
+    size, rng = 4, np.random.default_rng(0)
+    tr, te = split_tasks(size, 0.25, rng)
+    arrays = {"size": np.array(size), "train_goals": tr, "test_goals": te}
+    for name, goals in (("train", tr), ("test", te)):
+        arrays.update({f"{name}_{key}": v for key, v in make_pools(goals, size, 20, rng).items()})
+    write_npz(folder / "tasks.npz", arrays)
+    cfg = dict(steps=3, tasks_per_batch=4, contexts_per_task=2, k=k, lr=3e-3, d=16, heads=2, layers=1, n_token=4,
+               n_task=4, top_k=2, hidden=8, balance_w=0.1, contrast_w=0.01, tau=0.1)
+    (folder / "models").mkdir()
+    t = load_tasks(folder / "tasks.npz")
+    for v in ("dense", "t2mir"):
+        model, _ = train_model(size, v, *t["train"], seed=0, **cfg)
+        torch.save(model.state_dict(), folder / "models" / f"{v}.pt")
+        (folder / "models" / f"{v}.json").write_text(json.dumps(
+            {"size": size, "k": k, "variant": v, **{key: cfg[key] for key in MODEL_KEYS}}))
 
 
 def main() -> None:
-    torch.set_num_threads(1)
-    seed = int(sys.argv[1]) if len(sys.argv) > 1 else 0
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("seed", nargs="?", type=int, default=0)
+    ap.add_argument("--smoke", action="store_true", help="tiny sizes: checks the script still runs (CI)")
+    a = ap.parse_args()
+    limit_threads(1)
+    seed = a.seed
     k, horizon, episodes = 40, 20, 50                       # the default profile's sizes
-    t = load_tasks("data/t2mir/tasks.npz")
+    data = Path("data/t2mir")
+    if a.smoke:                    # the same code path at tiny sizes (figures meaningless)
+        k, horizon, episodes = 8, 6, 3
+        data = Path(tempfile.mkdtemp(prefix="t2mir_traps-"))
+        print("smoke: no stage outputs used; tiny tasks and 3-step models in a temp folder", flush=True)
+        tiny_stand_in(data, k)
+    try:
+        report(data, seed, k, horizon, episodes)
+    finally:
+        if a.smoke:
+            shutil.rmtree(data, ignore_errors=True)
+
+
+def report(data: Path, seed: int, k: int, horizon: int, episodes: int) -> None:
+    t = load_tasks(data / "tasks.npz")
     size, (goals, pools) = t["size"], t["test"]
     for v in ("dense", "t2mir"):
-        m, _ = load_model(f"data/t2mir/models/{v}.pt", f"data/t2mir/models/{v}.json")
+        m, _ = load_model(data / "models" / f"{v}.pt", data / "models" / f"{v}.json")
         r, ti, _ = rollout_returns(m, size, goals, pools, episodes, k, horizon, np.random.default_rng([seed, 1, 3]))
         rng = np.random.default_rng([seed, 1, 3])            # the same contexts and starts, replayed
         ctx = sample_from_pools(pools, ti, goals, size, k, rng)

@@ -1,6 +1,6 @@
 """w2v_quartic: where the quartic model's gap to gensim on `overlap_rich` comes from (issue 20).
 
-    python benchmarks/w2v_quartic_gap.py [--profile default] [--seeds 0 1 2 3 4] [--steps 1000]
+    python benchmarks/w2v_quartic/gap.py [--profile default] [--seeds 0 1 2 3 4] [--steps 1000]
 
 For each corpus seed, the `downstream_rich` corpus is generated as the pipeline does (the
 corpora params of the profile, the seed as `common.seed`), and precision@k of topic retrieval
@@ -19,6 +19,7 @@ corpora params of the profile, the seed as `common.seed`), and precision@k of to
   switched off in turn (ablations); and full-batch SGNS with the same weights.
 
 Nothing here feeds the ledger; the stage computes the checked figures itself.
+``--smoke`` runs it at tiny sizes in seconds (what CI runs): the smoke profile, seed 0, 20 GD steps.
 """
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 
@@ -58,7 +59,11 @@ def main() -> None:
     ap.add_argument("--gensim-epochs", type=int, nargs="*", default=[],
                     help="also gensim with these epochs (a diagnostic: is the baseline converged?)")
     ap.add_argument("--no-ablations", action="store_true", help="only the full word2vec weights")
+    ap.add_argument("--smoke", action="store_true", help="tiny sizes: checks the script still runs (CI)")
     a = ap.parse_args()
+    if a.smoke:                    # the same code path at tiny sizes (figures meaningless)
+        a.profile, a.seeds, a.steps = "smoke", [0], 20
+        print("smoke: the smoke profile's corpus, seed 0, 20 GD steps", flush=True)
 
     import numpy as np
     import torch

@@ -1,6 +1,6 @@
 """w2v_quartic diagnostics behind the downstream claims (not speed benchmarks).
 
-    python benchmarks/w2v_quartic_probes.py [--profile default] [--overlaps 0.3 0.4 0.5 0.6]
+    python benchmarks/w2v_quartic/probes.py [--profile default] [--overlaps 0.3 0.4 0.5 0.6]
 
 1. Why the quartic model trails gensim on the small `downstream` corpus: precision@k topic
    retrieval (the study's score) of the closed form of M* (what the quartic model converges
@@ -15,15 +15,18 @@
    the check with room for seeds) and never-seen cells < 1% (statistics well estimated, as
    in the official code's runs on 1.6M Wikipedia articles with a 10k vocabulary).
 Corpora are generated into a temp folder from the corpora params (``stages/corpora/params.json``, ``corpora.<profile>.topics``).
+``--smoke`` runs it at tiny sizes in seconds (what CI runs): the smoke profile, one overlap, one gensim seed.
 """
 from __future__ import annotations
 
 import argparse
+import atexit
+import shutil
 import sys
 import tempfile
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 
@@ -32,7 +35,11 @@ def main() -> None:
     ap.add_argument("--profile", default="default", choices=["smoke", "default", "paper"])
     ap.add_argument("--overlaps", type=float, nargs="+", default=[0.3, 0.4, 0.5, 0.6])
     ap.add_argument("--seeds", type=int, nargs="+", default=[1, 2])
+    ap.add_argument("--smoke", action="store_true", help="tiny sizes: checks the script still runs (CI)")
     a = ap.parse_args()
+    if a.smoke:                    # the same code path at tiny sizes (figures meaningless)
+        a.profile, a.overlaps, a.seeds = "smoke", [0.3], [1]
+        print("smoke: the smoke profile's corpora, overlap 0.3 only, gensim seed 1 only", flush=True)
 
     import numpy as np
 
@@ -49,6 +56,8 @@ def main() -> None:
     _, cp = load_study("corpora", CorporaParams, profile=a.profile)
     design = {c.name: c for c in cp.topics.corpora}
     tmp = Path(tempfile.mkdtemp(prefix="w2v_probes-"))
+    if a.smoke:
+        atexit.register(shutil.rmtree, tmp, True)
 
     def corpus(spec):
         folder = tmp / f"{spec.name}-{spec.overlap}"

@@ -1,6 +1,6 @@
 """w2v_quartic across seeds: the downstream comparison of runs made with different `common.seed`.
 
-    python benchmarks/w2v_quartic_seeds.py 0=reports/w2v_quartic/metrics.json 1=/tmp/seed1/reports/w2v_quartic/metrics.json ...
+    python benchmarks/w2v_quartic/seeds.py 0=reports/w2v_quartic/metrics.json 1=/tmp/seed1/reports/w2v_quartic/metrics.json ...
 
 Each argument is SEED=PATH of a `reports/w2v_quartic/metrics.json` written by the study's
 evaluate stage (default profile; a seed's run: a scratch copy of the repository with
@@ -9,15 +9,18 @@ checked score on `overlap_rich` (the omniscient quartic model, gensim's mean and
 tolerance, gap / tolerance and the must's verdict) and the quartic model with word2vec's pair
 weights; then the mean gap over the seeds with a 95% Student-t interval, and how many seeds
 pass. Thresholds are read from claims.yaml.
+``--smoke`` runs it at tiny sizes in seconds (what CI runs): no run's metrics needed, it reads two
+made-up metrics.json (built with the evaluate stage's score functions) from a temp folder.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+import tempfile
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 
@@ -33,14 +36,52 @@ def t_interval(x) -> tuple[float, float, float]:
     return m, m - half, m + half
 
 
+def stand_in_metrics(folder: Path, claims: dict) -> list[str]:
+    """Two made-up metrics.json in ``folder`` (seeds 0 and 1), shaped as the evaluate stage writes
+    them (its ``score_all`` and ``compare_to_gensim``, every claim's metric present): the smoke's
+    stand-in for real runs. Returns their SEED=PATH arguments."""
+    from stages.common.runtime.params import load_study
+    from stages.w2v_quartic.evaluate import compare_to_gensim, score_all
+    from stages.w2v_quartic.params import W2VParams
+
+    ep = load_study("w2v_quartic", W2VParams, profile="smoke")[1].evaluate
+    runs = []
+    for seed, q in ((0, 0.70), (1, 0.66)):
+        s = score_all({"quartic": [q], "sgns": [q], "closed_form": [q], "quartic_w2v": [q + 0.15],
+                       "sgns_w2v": [q + 0.15], "gensim": [0.73, 0.74]}, lambda x: x)
+        m = {"downstream_rich": {"score": compare_to_gensim(s, ep),
+                                 "score_word2vec_weights": compare_to_gensim(s, ep, "quartic_w2v", "sgns_w2v")}}
+        for c in claims.values():                       # every claim's metric, made up ...
+            *parents, leaf = c.metric.split(".")
+            cur = m
+            for part in parents:
+                cur = cur.setdefault(part, {})
+            cur[leaf] = 0.5
+        m["claims"].update(rich_gap_over_tolerance=m["downstream_rich"]["score"]["gap_over_tolerance"],
+                           rich_w2v_gap_over_tolerance=m["downstream_rich"]["score_word2vec_weights"][
+                               "gap_over_tolerance"])   # ... but these two as the stage derives them
+        path = folder / f"seed{seed}" / "metrics.json"
+        path.parent.mkdir()
+        path.write_text(json.dumps(m))
+        runs.append(f"{seed}={path}")
+    return runs
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("runs", nargs="+", help="SEED=PATH to a metrics.json")
+    ap.add_argument("runs", nargs="*", help="SEED=PATH to a metrics.json")
+    ap.add_argument("--smoke", action="store_true", help="tiny sizes: checks the script still runs (CI)")
     a = ap.parse_args()
+    if not a.runs and not a.smoke:
+        ap.error("the following arguments are required: runs")
 
     from stages.common.claims import compare, load_claims, lookup
 
     claims = {c.id: c for c in load_claims(REPO / "stages/w2v_quartic/claims.yaml").claims}
+    if a.smoke:                    # the same code path on made-up runs (figures meaningless)
+        tmp = tempfile.TemporaryDirectory(prefix="w2v_seeds-")
+        a.runs = stand_in_metrics(Path(tmp.name), claims)
+        print("smoke: no runs' metrics used; two made-up metrics.json in a temp folder", flush=True)
     rows = []
     for item in a.runs:
         seed, _, path = item.partition("=")

@@ -1,24 +1,27 @@
 """Our full-batch SGNS (and its quartic approximation) in torch vs gensim's Word2Vec, in one run
 on the same corpus: wall time and the downstream score, with their ratios.
 
-    python benchmarks/w2v_quartic_vs_gensim.py [--profile default] [--corpus downstream] [--repeats 3]
+    python benchmarks/w2v_quartic/vs_gensim.py [--profile default] [--corpus downstream] [--repeats 3]
 
 The corpus and every setting come from stages/w2v_quartic/params.json (``w2v_quartic.<profile>.train.<corpus>``,
 the topic corpus of ``corpora.<profile>.topics`` with that name). If the corpus folder is not
 there (``dvc repro stages/corpora/dvc.yaml:corpora-topics`` not run), it is generated into a temp folder first. Times are
 medians over ``--repeats``; ours includes building the target from the counts; gensim's is one
 seed (``workers=1``, as in the study). Score: precision@k topic retrieval (the study's score).
+``--smoke`` runs it at tiny sizes in seconds (what CI runs): the smoke profile's corpus, generated into a temp folder.
 """
 from __future__ import annotations
 
 import argparse
+import atexit
+import shutil
 import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 
@@ -27,7 +30,10 @@ def main() -> None:
     ap.add_argument("--profile", default="default", choices=["smoke", "default", "paper"])
     ap.add_argument("--corpus", default="downstream", choices=["dynamics", "downstream", "downstream_rich"])
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--smoke", action="store_true", help="tiny sizes: checks the script still runs (CI)")
     a = ap.parse_args()
+    if a.smoke:                    # the same code path at tiny sizes (figures meaningless)
+        a.profile, a.repeats = "smoke", 1
 
     import numpy as np
     import torch
@@ -44,11 +50,15 @@ def main() -> None:
     threads = limit_threads()
     common, p = load_study("w2v_quartic", W2VParams, profile=a.profile)
     rp, gp, ep = getattr(p.train, a.corpus), p.train.gensim, p.evaluate
+    if a.smoke:
+        print("smoke: the smoke profile's sizes, 1 repeat, the corpus generated afresh", flush=True)
     folder = REPO / corpus_path("topics", rp.corpus)
-    if not (folder / "truth.json").exists() or a.profile != common.profile:
+    if a.smoke or not (folder / "truth.json").exists() or a.profile != common.profile:
         _, cp = load_study("corpora", CorporaParams, profile=a.profile)
         spec = next(c for c in cp.topics.corpora if c.name == rp.corpus)
         folder = Path(tempfile.mkdtemp(prefix="w2v_bench-")) / rp.corpus
+        if a.smoke:
+            atexit.register(shutil.rmtree, folder.parent, True)
         print(f"generating corpus {rp.corpus} ({a.profile}) in {folder}", flush=True)
         write_corpus(folder, topics.generate(spec, common.seed))
     c = load_corpus(folder)

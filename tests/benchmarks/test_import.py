@@ -9,12 +9,13 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-SCRIPTS = sorted((REPO / "benchmarks").glob("*.py"))
+SCRIPTS = sorted(p for p in (REPO / "benchmarks").rglob("*.py") if p.name != "__init__.py")
 
 
-@pytest.mark.parametrize("script", SCRIPTS, ids=[p.stem for p in SCRIPTS])
+@pytest.mark.parametrize("script", SCRIPTS, ids=[p.relative_to(REPO / "benchmarks").with_suffix("").as_posix() for p in SCRIPTS])
 def test_a_benchmark_imports_and_runs_nothing(script, capsys):
-    spec = importlib.util.spec_from_file_location(f"benchmark_{script.stem}", script)
+    name = script.relative_to(REPO).with_suffix("").as_posix().replace("/", ".")
+    spec = importlib.util.spec_from_file_location(name, script)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     out = capsys.readouterr()
