@@ -75,19 +75,25 @@ def med(xs: list[float]) -> str:
 def add_nil_stage(root: Path) -> None:
     timed([sys.executable, "-m", "claimbench.cli", "new-study", "nilbench"], root, quiet=True)
     (root / "stages/nilbench/nothing.py").write_text(NIL_MODULE)
-    with open(root / "stages/nilbench/dvc.yaml", "a") as fh:        # the study's own dvc.yaml
-        fh.write(NIL_STAGE)
+    from stages.common.runtime.params import dump_yaml, round_trip_yaml
+
+    dvcfile = root / "stages/nilbench/dvc.yaml"                      # the study's own dvc.yaml
+    data = round_trip_yaml().load(dvcfile.read_text())
+    data["stages"].update(round_trip_yaml().load(NIL_STAGE))        # beside the study's stages
+    dvcfile.write_text(dump_yaml(data))
     git(root, "add", "-A")
     git(root, "commit", "-qm", "the nil stage")
 
 
-def stop_agents() -> None:
-    """End every tracking agent of this user (so the next tracked stage starts cold)."""
+def stop_agents(root: Path) -> None:
+    """End the tracking agents of the checkout ``root`` (so its next tracked stage starts cold);
+    an agent of another checkout (a pipeline running beside the benchmark) is left alone."""
     import psutil
 
     for p in psutil.process_iter(["cmdline"]):
         cmd = p.info["cmdline"] or []
-        if "stages.common.runtime.tracking_agent" in cmd:
+        if "stages.common.runtime.tracking_agent" in cmd and "--root" in cmd \
+                and Path(cmd[cmd.index("--root") + 1]).resolve() == root.resolve():
             p.send_signal(signal.SIGTERM)
             p.wait(10)
 
@@ -100,7 +106,7 @@ def nil_stage(root: Path, repeats: int) -> dict[str, list[float]]:
         out["import"].append(timed([sys.executable, "-c", "import stages.nilbench.nothing"], root, quiet=True)[0])
         out["bare"].append(timed(stage_cmd, root, quiet=True, CLAIMBENCH_TRACKING="off")[0])
         out["inprocess"].append(timed(stage_cmd, root, quiet=True, CLAIMBENCH_TRACKING="inprocess")[0])
-        stop_agents()
+        stop_agents(root)
         out["agent cold"].append(timed(stage_cmd, root, quiet=True)[0])
         out["agent warm"].append(timed(stage_cmd, root, quiet=True)[0])
     return out
@@ -132,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"machine: {os.cpu_count()} CPU cores; copy {root}", flush=True)
         print(f"1. the nil stage, x{a.repeats} each way", flush=True)
         nil = nil_stage(root, a.repeats)
-        stop_agents()
+        stop_agents(root)
         m = statistics.median
         print()
         print("per-stage fixed cost, a stage with no compute (wall clock of its process):")
