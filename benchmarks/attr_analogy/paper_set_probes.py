@@ -37,7 +37,7 @@ def main() -> None:
 
     from stages.attr_analogy import model
     from stages.attr_analogy.data import read_counts
-    from stages.attr_analogy.evaluate import _window_stats
+    from stages.attr_analogy.evaluate import window_stats
     from stages.common.corpora import corpus_path
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -71,7 +71,7 @@ def main() -> None:
                    "log(M + 1e-2)": np.log(raw + 1e-2)}
 
     def line(label, c):
-        w = _window_stats(c, lo, hi)
+        w = window_stats(c, lo, hi)
         return (f"{label:<16} best {w['best']:.3f} (k={ks[w['best_at']]:>2}) mean {w['mean']:.3f} "
                 f"drop {w['drop']:.3f} ({w['drop'] / w['best'] if w['best'] else float('nan'):.0%} of the peak)")
 

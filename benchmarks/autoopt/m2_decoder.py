@@ -60,7 +60,7 @@ def library_logits(model, dec, src, tgt_in):
     mem, pad = encoder_output(model, src)
     t = tgt_in.shape[1]
     mask = nn.Transformer.generate_square_subsequent_mask(t)
-    h = dec(model._embed(tgt_in, 0), mem, tgt_mask=mask, tgt_is_causal=True, memory_key_padding_mask=pad)
+    h = dec(model.embed_tokens(tgt_in, 0), mem, tgt_mask=mask, tgt_is_causal=True, memory_key_padding_mask=pad)
     return model.out(model.norm(h))
 
 
@@ -71,7 +71,7 @@ def library_greedy(model, dec, src, bos, steps):
     seq = torch.full((src.shape[0], 1), bos, dtype=torch.long)
     for _ in range(steps):
         mask = nn.Transformer.generate_square_subsequent_mask(seq.shape[1])
-        h = dec(model._embed(seq, 0), mem, tgt_mask=mask, tgt_is_causal=True, memory_key_padding_mask=pad)
+        h = dec(model.embed_tokens(seq, 0), mem, tgt_mask=mask, tgt_is_causal=True, memory_key_padding_mask=pad)
         nxt = model.out(model.norm(h[:, -1])).argmax(-1)
         seq = torch.cat([seq, nxt[:, None]], 1)
     return seq[:, 1:]

@@ -56,18 +56,18 @@ def main() -> None:
     print(f"sandbox, {a.scripts} scripts: one worker for all {t_batch:.2f}s   a process per script "
           f"{t_single:.2f}s   ratio per-script/batched = {t_single / t_batch:.1f}   same payloads: {same}")
 
-    texts = [R._prepare(p.latex()) for p in problems[:a.latex]]
+    texts = [R.prepare_latex(p.latex()) for p in problems[:a.latex]]
     lalr = R.parser()
     earley = Lark(R.GRAMMAR, parser="earley", lexer="basic", ambiguity="resolve")
 
     def run(parser):
-        b = R._Build(())
+        b = R.Builder(())
         out = []
         for text in texts:
             tree = parser.parse(text)
             xi = [t for t in tree.children if getattr(t, "data", None) == "xi_dist"]
             b.xi_values = tuple(b.signed(s) for s in xi[0].children) if xi else ()
-            out.append(R.emit(R._formulation(tree, b)))
+            out.append(R.emit(R.formulation_of(tree, b)))
         return out
     t_lalr, out_lalr = best_of(lambda: run(lalr), a.repeats)
     t_earley, out_earley = best_of(lambda: run(earley), 1)

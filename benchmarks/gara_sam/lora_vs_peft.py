@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 from stages.common.device import limit_threads
-from stages.gara_sam.net import ADAPTED, UNet, _get, add_gated, iou_per_image, peft_lora, train_loop
+from stages.gara_sam.net import ADAPTED, UNet, get_module, add_gated, iou_per_image, peft_lora, train_loop
 
 
 def main() -> None:
@@ -39,7 +39,7 @@ def main() -> None:
     peft_setup = time.process_time() - t0
     for name, g in zip(ADAPTED, gated):
         torch.nn.init.normal_(g.lora_B.weight, 0, 0.1)
-        layer = _get(pm.base_model.model, name)
+        layer = get_module(pm.base_model.model, name)
         layer.lora_A["default"].weight.data.copy_(g.lora_A.weight)
         layer.lora_B["default"].weight.data.copy_(g.lora_B.weight)
     x = torch.rand(32, 3, 32, 32)

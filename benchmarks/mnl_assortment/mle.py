@@ -37,7 +37,7 @@ def main() -> None:
 
     from stages.common.device import limit_threads
     from stages.mnl_assortment.env import unit_ball, unit_sphere
-    from stages.mnl_assortment.mnl import _utilities, newton_mle, sample_choices, scipy_mle
+    from stages.mnl_assortment.mnl import utilities, newton_mle, sample_choices, scipy_mle
 
     limit_threads()
     rng = np.random.default_rng(0)
@@ -46,7 +46,7 @@ def main() -> None:
     mask = np.ones((a.runs, a.rounds, K), dtype=bool)
     mask[..., -1] = rng.uniform(size=(a.runs, a.rounds)) < 0.7
     theta = 2.0 * unit_sphere(rng, a.runs, d)
-    y = sample_choices(_utilities(X, theta), mask, rng.uniform(size=(a.runs, a.rounds)))
+    y = sample_choices(utilities(X, theta), mask, rng.uniform(size=(a.runs, a.rounds)))
     t_ours, (ours, iters, gnorm) = best_of(lambda: newton_mle(X, mask, y, lam, tol=1e-8), a.repeats)
     t_lib, lib = best_of(lambda: np.array([scipy_mle(X[k], mask[k], y[k], lam).x for k in range(a.runs)]),
                          a.repeats)

@@ -84,7 +84,7 @@ def claim_metrics(res: dict, scoring: str) -> dict:
     return out
 
 
-def _window_stats(curve: list, lo: int, hi: int) -> dict:
+def window_stats(curve: list, lo: int, hi: int) -> dict:
     """Best, its k, mean, and drop from the peak to the window's last k, over ks[lo..hi]."""
     w = curve[lo:hi + 1]
     j = max(range(len(w)), key=lambda i: (w[i], -i))
@@ -112,7 +112,7 @@ def paper_set_metrics(res: dict, scoring: str) -> dict:
             diffs += [(L[i] - M[i], ks[i], source, name) for i in range(i1, len(ks))]
             st = {"logM_acc_K1": L[i1], "M_acc_K1": M[i1], "logM_acc_3K": L[i3], "M_acc_3K": M[i3]}
             for mat, curve in (("logM", L), ("M", M)):
-                w = _window_stats(curve, i1, i3)
+                w = window_stats(curve, i1, i3)
                 st.update({f"{mat}_best": w["best"], f"{mat}_best_k": ks[w["best_at"]],
                            f"{mat}_mean": w["mean"], f"{mat}_drop": w["drop"],
                            f"{mat}_drop_of_peak": w["drop"] / w["best"] if w["best"] > 0 else None})

@@ -108,7 +108,7 @@ class GatedLoRAConv2d(nn.Module):
         return out + self.scaling * self.lora_B(self.lora_A(x) * g[:, :, None, None])
 
 
-def _get(model: nn.Module, name: str) -> nn.Module:
+def get_module(model: nn.Module, name: str) -> nn.Module:
     for part in name.split("."):
         model = getattr(model, part)
     return model
@@ -116,7 +116,7 @@ def _get(model: nn.Module, name: str) -> nn.Module:
 
 def _set(model: nn.Module, name: str, module: nn.Module) -> None:
     *parents, last = name.split(".")
-    setattr(_get(model, ".".join(parents)) if parents else model, last, module)
+    setattr(get_module(model, ".".join(parents)) if parents else model, last, module)
 
 
 def add_gated(model: UNet, r: int, alpha: float, gate_mode: str = "gumbel", tau: float = 1.0,
@@ -126,7 +126,7 @@ def add_gated(model: UNet, r: int, alpha: float, gate_mode: str = "gumbel", tau:
         p.requires_grad_(False)
     layers = []
     for name in targets:
-        layer = GatedLoRAConv2d(_get(model, name), r, alpha, gate_mode, tau, gate_bias)
+        layer = GatedLoRAConv2d(get_module(model, name), r, alpha, gate_mode, tau, gate_bias)
         _set(model, name, layer)
         layers.append(layer)
     return layers

@@ -122,7 +122,7 @@ def sample_choices(u_s: np.ndarray, mask: np.ndarray, uniform: np.ndarray) -> np
     return np.where(slot >= p.shape[-1], NO_PURCHASE, slot)
 
 
-def _utilities(X: np.ndarray, theta: np.ndarray) -> np.ndarray:
+def utilities(X: np.ndarray, theta: np.ndarray) -> np.ndarray:
     """x' theta for X (..., n, K, d) and theta (..., d) -> (..., n, K), as one matmul per run."""
     sh = X.shape
     flat = X.reshape(sh[:-3] + (sh[-3] * sh[-2], sh[-1])) @ theta[..., :, None]
@@ -145,7 +145,7 @@ def nll(theta: np.ndarray, X: np.ndarray, mask: np.ndarray, y: np.ndarray, lam: 
     """Negative log-likelihood + lam/2 ||theta||^2; theta (..., d) -> (...). ``chosen`` =
     chosen_features(X, y) when the caller has it."""
     c = chosen_features(X, y) if chosen is None else chosen
-    _, log_den = _probs_logden(_utilities(X, theta), mask)
+    _, log_den = _probs_logden(utilities(X, theta), mask)
     return log_den.sum(-1) - np.sum(theta * c, -1) + 0.5 * lam * np.sum(theta ** 2, -1)
 
 
@@ -154,7 +154,7 @@ def nll_grad_hess(theta, X, mask, y, lam: float, chosen: np.ndarray | None = Non
     sum_t (E_p[x] - x_chosen) + lam theta; the Hessian sum_t Cov_p[x] + lam I (the MNL Fisher
     information of the logged assortments at theta)."""
     c = chosen_features(X, y) if chosen is None else chosen
-    p, log_den = _probs_logden(_utilities(X, theta), mask)
+    p, log_den = _probs_logden(utilities(X, theta), mask)
     f = log_den.sum(-1) - np.sum(theta * c, -1) + 0.5 * lam * np.sum(theta ** 2, -1)
     Xp = X * p[..., None]
     ex = Xp.sum(-2)                                           # E_p[x] per round
@@ -175,7 +175,7 @@ def fisher_from_probs(p, X, ex=None, Xp=None):
 
 def fisher(theta, X, mask):
     """The MNL Fisher information (Hessian of the nll without ridge) of the logged rounds at theta."""
-    u = _utilities(X, theta)
+    u = utilities(X, theta)
     return fisher_from_probs(choice_probs(u, mask), X)
 
 

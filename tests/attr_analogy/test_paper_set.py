@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from stages.attr_analogy import model as m
-from stages.attr_analogy.evaluate import _window_stats, removal_exact_metrics
+from stages.attr_analogy.evaluate import window_stats, removal_exact_metrics
 
 
 def test_k4_set_listed_by_hand():
@@ -129,10 +129,10 @@ def test_strongest_and_weakest_attribute():
 
 
 def test_window_stats_by_hand():
-    w = _window_stats([0.0, 0.2, 0.9, 1.0, 0.7, 0.1], 1, 4)
+    w = window_stats([0.0, 0.2, 0.9, 1.0, 0.7, 0.1], 1, 4)
     assert w == {"best": 1.0, "best_at": 3, "mean": pytest.approx(0.7), "drop": pytest.approx(0.3)}
     # a flat curve has no drop; a tie for the best takes the first k
-    assert _window_stats([1.0, 1.0, 1.0], 0, 2) == {"best": 1.0, "best_at": 0, "mean": 1.0, "drop": 0.0}
+    assert window_stats([1.0, 1.0, 1.0], 0, 2) == {"best": 1.0, "best_at": 0, "mean": 1.0, "drop": 0.0}
 
 
 def test_removal_exact_metrics_on_a_hand_made_result():

@@ -20,3 +20,34 @@ def test_a_benchmark_imports_and_runs_nothing(script, capsys):
     spec.loader.exec_module(module)
     out = capsys.readouterr()
     assert out.out == "" and out.err == "", f"{script.name} printed at import:\n{out.out[-500:]}{out.err[-500:]}"
+
+
+def _private_uses(path: Path) -> list[str]:
+    """``from stages... import _name`` and ``module._name`` where ``module`` was imported from stages."""
+    import ast
+
+    tree = ast.parse(path.read_text())
+    modules, found = set(), []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("stages"):
+            for a in node.names:
+                if a.name.startswith("_"):
+                    found.append(f"{node.lineno}: from {node.module} import {a.name}")
+                modules.add(a.asname or a.name)
+        elif isinstance(node, ast.Import):
+            modules |= {a.asname for a in node.names if a.name.startswith("stages") and a.asname}
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in modules
+                and node.attr.startswith("_") and not node.attr.startswith("__")):
+            found.append(f"{node.lineno}: {node.value.id}.{node.attr}")
+    return found
+
+
+def test_benchmarks_use_only_public_names_of_the_studies():
+    """A benchmark that reaches into a study's private names breaks silently when the study renames
+    them; the names a benchmark needs are public."""
+    bad = {p.relative_to(REPO).as_posix(): _private_uses(p) for p in SCRIPTS}
+    bad = {k: v for k, v in bad.items() if v}
+    assert not bad, f"benchmarks using private names of studies: {bad}"
+    probe = REPO / "benchmarks" / "bench.py"
+    assert _private_uses(probe) == []

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from stages.gara_sam.net import (ADAPTED, GatedLoRAConv2d, UNet, _get, add_gated, build_arm, iou_per_image,
+from stages.gara_sam.net import (ADAPTED, GatedLoRAConv2d, UNet, get_module, add_gated, build_arm, iou_per_image,
                                  load_arrays, peft_lora, predict, state_arrays, train_loop)
 
 
@@ -26,7 +26,7 @@ def test_gate_open_equals_peft_lora():
     torch.manual_seed(1)
     for name, g in zip(ADAPTED, gated):
         torch.nn.init.normal_(g.lora_B.weight)             # a non-zero update (B starts at zero)
-        layer = _get(pm.base_model.model, name)
+        layer = get_module(pm.base_model.model, name)
         layer.lora_A["default"].weight.data.copy_(g.lora_A.weight)
         layer.lora_B["default"].weight.data.copy_(g.lora_B.weight)
     x = torch.rand(4, 3, 32, 32)

@@ -7,7 +7,7 @@ from itertools import combinations, product
 import numpy as np
 import pytest
 
-from stages.mnl_assortment.mnl import (_utilities, choice_probs, enumerate_assortments, fisher,
+from stages.mnl_assortment.mnl import (utilities, choice_probs, enumerate_assortments, fisher,
                                        highs_assortment, kappa, log_revenue, log_revenue_box_min, newton_mle,
                                        nll, nll_grad_hess, revenue, revenue_gradient_norms, sample_choices,
                                        scipy_mle)
@@ -109,7 +109,7 @@ def _data(rng, R, n, K, d, theta):
     X = rng.standard_normal((R, n, K, d)) / np.sqrt(d)
     mask = np.ones((R, n, K), dtype=bool)
     mask[..., -1] = rng.uniform(size=(R, n)) < 0.6            # assortments of K - 1 or K items
-    y = sample_choices(_utilities(X, theta), mask, rng.uniform(size=(R, n)))
+    y = sample_choices(utilities(X, theta), mask, rng.uniform(size=(R, n)))
     return X, mask, y
 
 

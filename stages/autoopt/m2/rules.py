@@ -108,7 +108,7 @@ def parser():
     return Lark(GRAMMAR, parser="lalr", lexer="contextual")
 
 
-def _prepare(latex: str) -> str:
+def prepare_latex(latex: str) -> str:
     """Tokens (the tokenizer's), adjacent digit tokens merged into one number, space-joined."""
     if not isinstance(latex, str):
         raise TranslationError(f"LaTeX must be a str, got {type(latex).__name__}")
@@ -159,7 +159,7 @@ def _num(tok) -> int:
     return int(str(tok))
 
 
-class _Build:
+class Builder:
     """lark Tree -> Formulation (a plain recursive walk, so the error messages can be ours)."""
 
     def __init__(self, xi_values: tuple[int, ...]):
@@ -290,7 +290,7 @@ def parse(latex: str) -> Formulation:
     """The formulation the LaTeX states; :class:`TranslationError` when it cannot be read."""
     from lark.exceptions import LarkError
 
-    text = _prepare(latex)
+    text = prepare_latex(latex)
     try:
         tree = parser().parse(text)
     except LarkError as err:
@@ -301,16 +301,16 @@ def parse(latex: str) -> Formulation:
     xi_nodes = [t for t in tree.children if getattr(t, "data", None) == "xi_dist"]
     if len(xi_nodes) > 1:
         raise TranslationError(r"more than one \xi \sim line")
-    b = _Build(())
+    b = Builder(())
     if xi_nodes:
         b.xi_values = tuple(b.signed(s) for s in xi_nodes[0].children)
     try:
-        return _formulation(tree, b)
+        return formulation_of(tree, b)
     except RecursionError:
         raise TranslationError("cannot parse: nested too deeply") from None
 
 
-def _formulation(tree, b: _Build) -> Formulation:
+def formulation_of(tree, b: Builder) -> Formulation:
     obj, *items = tree.children
     sense_node, varlist, body = obj.children
     head_vars = [b.vname(v) for v in varlist.children]

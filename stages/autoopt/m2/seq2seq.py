@@ -332,7 +332,7 @@ class M2(nn.Module):
         enc = self.enc_norm(self.encoder(x, src_key_padding_mask=~keep))
         return [layer.memory_kv(enc) for layer in self.layers], keep[:, None, None, :]
 
-    def _embed(self, tokens: torch.Tensor, start: int) -> torch.Tensor:
+    def embed_tokens(self, tokens: torch.Tensor, start: int) -> torch.Tensor:
         return self.drop(self.tgt_embed(tokens) * math.sqrt(self.cfg.d_model)
                          + self.tgt_pos[start:start + tokens.shape[1]])
 
@@ -344,7 +344,7 @@ class M2(nn.Module):
     def forward(self, src: torch.Tensor, tgt: torch.Tensor) -> torch.Tensor:
         """Teacher forcing: logits (B, T-1, V) for tgt[:, 1:] given src and tgt[:, :-1]."""
         mem, mask = self.encode(src)
-        return self._run(self._embed(tgt[:, :-1], 0), mem, mask)
+        return self._run(self.embed_tokens(tgt[:, :-1], 0), mem, mask)
 
     @torch.no_grad()
     def greedy(self, src: torch.Tensor, bos: int, eos: int, max_len: int) -> list[list[int]]:
@@ -355,7 +355,7 @@ class M2(nn.Module):
         tok = torch.full((b,), bos, dtype=torch.long, device=src.device)
         out, done = [], torch.zeros(b, dtype=torch.bool, device=src.device)
         for t in range(min(max_len, self.cfg.max_tgt_len) - 1):
-            tok = self._run(self._embed(tok[:, None], t), mem, mask, caches)[:, -1].argmax(-1)
+            tok = self._run(self.embed_tokens(tok[:, None], t), mem, mask, caches)[:, -1].argmax(-1)
             tok = torch.where(done, torch.full_like(tok, eos), tok)
             out.append(tok)
             done |= tok == eos
