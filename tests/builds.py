@@ -21,6 +21,8 @@ import sys
 import time
 from pathlib import Path
 
+from stages.common.runtime.checkout import comparable
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -117,22 +119,6 @@ def _study_stages(root: Path, study: str) -> list:
     return [stages[n] for n in order]
 
 
-def _json_or_bytes(path: Path):
-    """What must come out the same: a JSON file's content, a CSV's rows, without wall-time
-    fields or columns (:func:`stages.common.runtime.checkout.is_wall_time`); any other file's bytes."""
-    from stages.common.runtime.checkout import is_wall_time, strip_wall_times
-
-    if path.suffix == ".json":
-        return strip_wall_times(json.loads(path.read_text()))
-    if path.suffix == ".csv":
-        import csv
-
-        rows = list(csv.reader(path.read_text().splitlines()))
-        keep = [i for i, name in enumerate(rows[0] if rows else []) if not is_wall_time(name)]
-        return [[row[i] for i in keep if i < len(row)] for row in rows]
-    return path.read_bytes()
-
-
 def _same(a: Path, b: Path, skip: tuple[str, ...] = ()) -> str | None:
     """None when ``a`` and ``b`` (files or folders) hold the same, else what differs. Files of a
     folder whose path relative to it is in ``skip`` only have to exist on both sides."""
@@ -142,12 +128,12 @@ def _same(a: Path, b: Path, skip: tuple[str, ...] = ()) -> str | None:
         if fa != fb:
             return f"files differ: {sorted(set(map(str, fa)) ^ set(map(str, fb)))[:5]}"
         for rel in fa:
-            if rel.as_posix() not in skip and _json_or_bytes(a / rel) != _json_or_bytes(b / rel):
+            if rel.as_posix() not in skip and comparable(a / rel) != comparable(b / rel):
                 return f"{rel} differs"
         return None
     if not b.is_file():
         return "missing"
-    return None if _json_or_bytes(a) == _json_or_bytes(b) else "content differs"
+    return None if comparable(a) == comparable(b) else "content differs"
 
 
 def rerun_stages(work: Path, study: str) -> None:

@@ -7,8 +7,8 @@
 For a refactor that must not change a result: each commit is checked out in its own git worktree
 (its own DVC cache, no MLflow logging: ``CLAIMBENCH_TRACKING=off``) with ``common.profile`` set to
 ``--profile``, and ``dvc repro`` builds it. Then every file under ``data/`` and ``reports/`` of the
-two is compared: byte for byte, JSON with its wall-time fields left out
-(``stages.common.runtime.checkout.strip_wall_times``). Files that differ on every save by design
+two is compared as the determinism tests compare a re-run (``stages.common.runtime.checkout.comparable``):
+byte for byte, but JSON without its wall-time fields and CSV without its wall-time columns. Files that differ on every save by design
 are counted apart: MLflow's ``MLmodel`` (a model id and a creation time) and the params marker.
 What is left is listed: each must then be explained (a timing column, a moved reference in text).
 """
@@ -38,17 +38,16 @@ def outputs(root: Path) -> dict[str, Path]:
 
 def compare(a_root: Path, b_root: Path) -> dict[str, list[str]]:
     """{"same": [...], "volatile": [...], "differ": [...], "only_a": [...], "only_b": [...]}"""
-    from stages.common.runtime.checkout import strip_wall_times
+    from stages.common.runtime.checkout import comparable
 
     a, b = outputs(a_root), outputs(b_root)
     out: dict[str, list[str]] = {"same": [], "volatile": [], "differ": [],
                                  "only_a": sorted(set(a) - set(b)), "only_b": sorted(set(b) - set(a))}
     for rel in sorted(set(a) & set(b)):
-        da, db = a[rel].read_bytes(), b[rel].read_bytes()
-        same = da == db
-        if not same and rel.endswith(".json"):
+        same = a[rel].read_bytes() == b[rel].read_bytes()
+        if not same and a[rel].suffix in (".json", ".csv"):
             try:
-                same = strip_wall_times(json.loads(da)) == strip_wall_times(json.loads(db))
+                same = comparable(a[rel]) == comparable(b[rel])
             except ValueError:
                 pass
         out["same" if same else "volatile" if rel.endswith(VOLATILE) else "differ"].append(rel)
@@ -70,7 +69,7 @@ def build(rev: str, where: Path, profile: str) -> float:
 
 def report(found: dict[str, list[str]], a: str, b: str) -> None:
     print(f"files in both: {len(found['same']) + len(found['volatile']) + len(found['differ'])}; "
-          f"identical (JSON: wall-time fields aside): {len(found['same'])}; "
+          f"identical (JSON and CSV: wall-time fields aside): {len(found['same'])}; "
           f"differ by design ({', '.join(VOLATILE)}): {len(found['volatile'])}")
     for key, label in (("only_a", f"only in {a}"), ("only_b", f"only in {b}"), ("differ", "DIFFER")):
         print(f"{label}: {len(found[key])}", *found[key], sep="\n  ")

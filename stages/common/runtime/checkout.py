@@ -77,6 +77,22 @@ def strip_wall_times(obj):
     return obj
 
 
+def comparable(path: Path):
+    """What must come out the same when a stage runs again: a JSON file's content, a CSV's rows,
+    without wall-time fields or columns (:func:`is_wall_time`); any other file's bytes."""
+    import json
+
+    if path.suffix == ".json":
+        return strip_wall_times(json.loads(path.read_text()))
+    if path.suffix == ".csv":
+        import csv
+
+        rows = list(csv.reader(path.read_text().splitlines()))
+        keep = [i for i, name in enumerate(rows[0] if rows else []) if not is_wall_time(name)]
+        return [[row[i] for i in keep if i < len(row)] for row in rows]
+    return path.read_bytes()
+
+
 def keep_studies(root: Path, studies: list[str]) -> None:
     """Keep in ``root``'s pipeline only the stages of ``studies`` (``corpora`` too when named),
     the params check (it validates every study's params, a second's work) and the ledger: the other studies' dvc.yaml files go (their code stays), and their lines
