@@ -45,10 +45,6 @@ def render(found: dict[str, str]) -> str:
     return HEADER + "".join(f"\n## {name}\n{body}" for name, body in sorted(found.items()))
 
 
-def _git(*args: str) -> str:
-    return subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True).stdout.strip()
-
-
 def machine() -> str:
     cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
                 if line.startswith("model name")), "unknown CPU") if Path("/proc/cpuinfo").exists() else "unknown CPU"
@@ -70,9 +66,11 @@ def run_one(path: Path, args: list[str]) -> tuple[int, str, float]:
 
 def section_body(path: Path, args: list[str], output: str, wall: float) -> str:
     rel = path.relative_to(REPO).as_posix() if path.is_relative_to(REPO) else str(path)
-    dirty = " (uncommitted changes)" if _git("status", "--porcelain", "--untracked-files=no") else ""
+    from stages.common.runtime.checkout import git
+
+    dirty = " (uncommitted changes)" if git(REPO, "status", "--porcelain", "--untracked-files=no").strip() else ""
     command = " ".join(["python", rel, *args])
-    return (f"\n`{command}`, {dt.date.today().isoformat()}, commit {_git('rev-parse', '--short', 'HEAD')}{dirty}; "
+    return (f"\n`{command}`, {dt.date.today().isoformat()}, commit {git(REPO, 'rev-parse', '--short', 'HEAD').strip()}{dirty}; "
             f"{machine()}; {wall:.0f} s wall.\n\n```text\n{output.rstrip()}\n```\n")
 
 

@@ -120,3 +120,10 @@ def stops_without_input(tmp_path: Path, module: str, hint: str, env: dict, pytho
     assert res.returncode == 2, res.stderr
     assert hint in res.stderr and "Traceback" not in res.stderr, res.stderr
     return res.stderr
+
+
+def calls(tree) -> list:
+    """``(name, node)`` for every call in an ``ast`` tree: ``f(...)`` and ``x.f(...)`` are both named ``f``."""
+    import ast
+
+    return [(getattr(n.func, "attr", getattr(n.func, "id", None)), n) for n in ast.walk(tree) if isinstance(n, ast.Call)]

@@ -13,7 +13,7 @@ from claimbench.depgraph import (INFRASTRUCTURE, check_stage, code_deps, holds_c
                                  is_infrastructure, module_file, planned_deps, rewrite_deps, stage_module)
 from stages.common.runtime.dvcfile import load_stages
 
-from tests.helpers import REPO
+from tests.helpers import REPO, calls
 
 STAGES = load_stages(REPO)
 
@@ -196,7 +196,7 @@ def test_deps_write_rewrites_a_matrix_stage_once_under_its_dvc_yaml_key(tmp_path
 
 
 def _called(tree) -> set[str]:
-    return {getattr(n.func, "id", getattr(n.func, "attr", None)) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    return {name for name, _ in calls(tree)}
 
 
 @pytest.mark.parametrize("name", [n for n, s in STAGES.items() if stage_module(s.cmd)])

@@ -23,7 +23,7 @@ import pytest
 
 from claimbench.depgraph import _imports, module_file, module_name
 
-from tests.helpers import REPO
+from tests.helpers import REPO, calls
 
 PACKAGES = ("stages", "flows", "claimbench")
 
@@ -43,12 +43,9 @@ def floor(module: str) -> int:
 
 def _import_module_constants(path) -> list[str]:
     """Names passed as a constant string to ``importlib.import_module``."""
-    out = []
-    for node in ast.walk(ast.parse(path.read_text())):
-        if (isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", None)) == "import_module"
-                and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
-            out.append(node.args[0].value)
-    return out
+    return [node.args[0].value for name, node in calls(ast.parse(path.read_text()))
+            if name == "import_module" and node.args and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)]
 
 
 def resolve(name: str) -> str | None:

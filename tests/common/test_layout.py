@@ -12,7 +12,7 @@ import pytest
 from claimbench.depgraph import _imports, module_file, stage_module
 from stages.common.runtime.dvcfile import load_stages
 
-from tests.helpers import REPO
+from tests.helpers import REPO, calls
 
 HEADINGS = ["## Claim", "## Paper and its figures", "## What we run", "## Results", "## Deviations and why",
             "## How to run"]
@@ -67,8 +67,7 @@ def test_an_import_of_a_sibling_stage_module_would_be_seen():
 
 
 def _calls(path, attr: str) -> list[int]:
-    return [n.lineno for n in ast.walk(ast.parse(path.read_text()))
-            if isinstance(n, ast.Call) and getattr(n.func, "attr", getattr(n.func, "id", None)) == attr]
+    return [n.lineno for name, n in calls(ast.parse(path.read_text())) if name == attr]
 
 
 @pytest.mark.parametrize("study", STUDIES)
