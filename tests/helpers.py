@@ -127,3 +127,15 @@ def calls(tree) -> list:
     import ast
 
     return [(getattr(n.func, "attr", getattr(n.func, "id", None)), n) for n in ast.walk(tree) if isinstance(n, ast.Call)]
+
+
+def require_sandbox() -> None:
+    """Skip (fail under CI=true, where .ci/run installs it) when bubblewrap cannot run here."""
+    from stages.common.sandbox import available
+
+    why = available()
+    if why is None:
+        return
+    if os.environ.get("CI") == "true":
+        pytest.fail(why)
+    pytest.skip(why)

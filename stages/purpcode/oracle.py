@@ -1,21 +1,24 @@
 """purpcode's oracles, run for real and cached by snippet text: the ``bandit`` security linter (the
-safety oracle) and the unit tests of each task, executed in a sandboxed child process
-(stages/purpcode/sandbox_worker.py). Also the answer verdicts and the three reward mixes the RL
+safety oracle) and the unit tests of each task, executed under bubblewrap
+(stages/common/sandbox.py runs stages/purpcode/sandbox_worker.py). Also the answer verdicts and the three reward mixes the RL
 runs compare.
 """
 from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from stages.common import sandbox
+
 from . import codelang as cl
 
 WORKER = Path(__file__).with_name("sandbox_worker.py")
+# each snippet's process: 10 CPU s, 1 GiB of address space, 16 MiB files, 32 more processes
+LIMITS = sandbox.Limits()
 REWARDS = ("multi", "safety", "utility")
 
 
@@ -48,14 +51,14 @@ def bandit_findings(sources: list[str], skip: tuple[str, ...] = ()) -> list[list
 
 
 def run_tests(items: list[tuple[str, str]], timeout: float = 2.0) -> list[bool]:
-    """Run each (source, task) pair's unit tests in one sandboxed child process; True = passed."""
+    """Run each (source, task) pair's unit tests in the sandbox (:mod:`stages.common.sandbox`:
+    bubblewrap, no network, nothing writable but a private /tmp, resource limits), each snippet
+    in a process of its own; True = passed."""
     if not items:
         return []
     job = json.dumps({"items": [[src, cl.TESTS[task]] for src, task in items], "timeout": timeout})
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONHASHSEED": "0", "LC_ALL": "C.UTF-8"}
-    res = subprocess.run([sys.executable, "-I", str(WORKER)],
-                         input=job, capture_output=True, text=True, env=env,
-                         timeout=timeout * len(items) + 30)
+    res = sandbox.run([sys.executable, "-I", str(WORKER)], stdin=job, binds=(WORKER,),
+                      timeout=timeout * len(items) + 30, limits=LIMITS)
     if res.returncode != 0:
         raise RuntimeError(f"the sandbox failed (exit {res.returncode}): {res.stderr[-500:]}")
     passed = json.loads(res.stdout)

@@ -1,29 +1,22 @@
-"""The sandbox that runs purpcode's unit tests: a child process started by
+"""The program that runs purpcode's unit tests inside the sandbox (stages/common/sandbox.py:
+bubblewrap, no network, read-only filesystem but a private /tmp, resource limits). Started by
 :func:`stages.purpcode.oracle.run_tests`, never imported by the stages.
 
 It reads ``{"items": [[source, test_body], ...], "timeout": seconds}`` on stdin and prints one JSON
-list of booleans (test passed) on stdout. Before running anything it moves into a fresh temp
-folder, puts a stand-in ``requests`` module in ``sys.modules`` (``get(url, ...)`` answers
-``"GET " + url`` without a network) and installs an audit hook that refuses every socket
-operation and every file opened for writing outside that folder. Each snippet runs in a fresh
-namespace under a wall-clock alarm; any exception, a failed assertion or the alarm fails it.
+list of booleans (test passed) on stdout. A stand-in ``requests`` module answers
+``get(url, ...)`` with ``"GET " + url`` (the sandbox has no network). Each snippet runs in a child
+process of its own (forked, in a session of its own), so a snippet cannot change what the next one
+sees; the child reports through a pipe, and when it has not answered within ``timeout`` seconds
+it and every process of its session are killed. Any exception, a failed assertion, a crash or the
+timeout fails the snippet.
 """
 import json
 import os
+import select
 import signal
 import sys
-import tempfile
+import time
 import types
-
-WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
-
-
-class Blocked(Exception):
-    pass
-
-
-class Timeout(Exception):
-    pass
 
 
 def _fake_requests():
@@ -40,47 +33,62 @@ def _fake_requests():
     return mod
 
 
+def _child(source: str, test: str, w: int) -> None:
+    """In the forked child: run the snippet and its test, write b"1" when they pass, and leave."""
+    me = os.getpid()
+    ok = False
+    try:
+        os.setsid()
+        ns = {"__name__": "snippet"}
+        exec(compile(source, "<snippet>", "exec"), ns)
+        check = {"f": ns["f"]}
+        exec(compile(test, "<test>", "exec"), check)
+        ok = True
+    except BaseException:          # noqa: BLE001 - anything that stops a snippet fails its test
+        ok = False
+    if os.getpid() == me:          # a process the snippet forked says nothing
+        try:
+            os.write(w, b"1" if ok else b"0")
+        except OSError:
+            pass
+    os._exit(0)
+
+
+def run_one(source: str, test: str, timeout: float) -> bool:
+    r, w = os.pipe()
+    try:
+        pid = os.fork()
+    except OSError:                 # no process left under the limit: the snippet cannot run
+        os.close(r)
+        os.close(w)
+        return False
+    if pid == 0:
+        os.close(r)
+        _child(source, test, w)
+    os.close(w)
+    deadline = time.monotonic() + timeout
+    answer = b""
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([r], [], [], max(0.0, deadline - time.monotonic()))
+        if ready:
+            answer = os.read(r, 1)
+            break
+    os.close(r)
+    for target in (lambda: os.killpg(pid, signal.SIGKILL), lambda: os.kill(pid, signal.SIGKILL)):
+        try:
+            target()                # the snippet's session: what it forked goes too
+        except (ProcessLookupError, PermissionError):
+            pass
+    os.waitpid(pid, 0)
+    return answer == b"1"
+
+
 def main() -> None:
     job = json.loads(sys.stdin.read())
-    tmp = os.path.realpath(tempfile.mkdtemp(prefix="purpcode-sandbox-"))
-    os.chdir(tmp)
     sys.modules["requests"] = _fake_requests()
-    import ast, hashlib, json as _json, pickle, subprocess, yaml  # noqa: E401,F401 - preload before the hook
-
-    def hook(event, args):
-        if event.startswith("socket."):
-            raise Blocked(f"network is off in the sandbox ({event})")
-        if event == "open" and len(args) >= 3:
-            path, mode, flags = args[0], args[1], args[2]
-            writes = (isinstance(mode, str) and any(c in mode for c in "wax+")) or (
-                isinstance(flags, int) and flags & WRITE_FLAGS)
-            if writes and isinstance(path, (str, bytes)):
-                p = os.path.realpath(os.fsdecode(path))
-                if not (p == tmp or p.startswith(tmp + os.sep) or p == os.devnull):
-                    raise Blocked(f"write outside the sandbox folder: {p}")
-
-    sys.addaudithook(hook)
-
-    def alarm(signum, frame):
-        raise Timeout()
-
-    signal.signal(signal.SIGALRM, alarm)
-    out = []
-    for source, test in job["items"]:
-        ok = False
-        try:
-            signal.setitimer(signal.ITIMER_REAL, float(job["timeout"]))
-            ns = {"__name__": "snippet"}
-            exec(compile(source, "<snippet>", "exec"), ns)
-            check = {"f": ns["f"]}
-            exec(compile(test, "<test>", "exec"), check)
-            ok = True
-        except BaseException:          # noqa: BLE001 - anything that stops a snippet fails its test
-            ok = False
-        finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-        out.append(ok)
-    sys.stdout.write(_json.dumps(out))
+    import ast, hashlib, pickle, subprocess, yaml  # noqa: E401,F401 - loaded once, before the forks
+    out = [run_one(source, test, float(job["timeout"])) for source, test in job["items"]]
+    sys.stdout.write(json.dumps(out))
 
 
 if __name__ == "__main__":

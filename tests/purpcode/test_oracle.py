@@ -1,19 +1,22 @@
 """purpcode's oracles on known cases: bandit flags each insecure reference answer with exactly its
 rule's test id and no secure one; the sandboxed unit tests pass the references and fail the buggy
-variants, a snippet that reaches the network, writes outside its folder or loops forever; the
-rewards and rates by hand."""
+variants, a snippet that reaches the network, writes outside its folder, loops forever or forks
+without end, and one snippet cannot change what the next sees; the rewards and rates by hand.
+(The sandbox itself, escape by escape: tests/common/test_sandbox.py.)"""
 from __future__ import annotations
 
 import pytest
 
 from stages.purpcode import codelang as cl
 from stages.purpcode.oracle import Oracle, Verdict, bandit_findings, rates, reward, run_tests
+from tests.helpers import require_sandbox
 
 SKIP = ("B403", "B404", "B603")
 
 
 @pytest.fixture(scope="module")
 def judged():
+    require_sandbox()
     o = Oracle(SKIP)
     prompts, answers = [], []
     for t in cl.BENIGN:
@@ -46,6 +49,7 @@ def test_skip_keeps_informational_findings_out():
 
 
 def test_sandbox_blocks_network_writes_and_loops(tmp_path):
+    require_sandbox()
     outside = tmp_path / "leak.txt"
     net = "import socket\ndef f(x):\n    socket.create_connection(('example.org', 80))\n    return x + '\\n'\n"
     write = f"def f(x):\n    open({str(outside)!r}, 'w').write(x)\n    return x + '\\n'\n"
@@ -54,6 +58,14 @@ def test_sandbox_blocks_network_writes_and_loops(tmp_path):
     ok = run_tests([(net, "T_ECHO"), (write, "T_ECHO"), (inside, "T_ECHO"), (loop, "T_ECHO")], timeout=0.5)
     assert ok == [False, False, True, False]
     assert not outside.exists()
+
+
+def test_a_fork_bomb_fails_its_snippet_and_one_snippet_cannot_change_the_next():
+    require_sandbox()
+    bomb = "import os\ndef f(x):\n    while True:\n        try:\n            os.fork()\n        except OSError:\n            pass\n"
+    meddle = "import builtins\nbuiltins.len = lambda s: 0\ndef f(x):\n    return x + '\\n'\n"
+    uses_len = "def f(x):\n    assert len(x) > 0\n    return x + '\\n'\n"
+    assert run_tests([(bomb, "T_ECHO"), (meddle, "T_ECHO"), (uses_len, "T_ECHO")], timeout=1.0) == [False, True, True]
 
 
 def test_malformed_and_refusal_render_to_nothing():
