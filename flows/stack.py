@@ -15,6 +15,11 @@
 Process ids, ports and addresses are kept in ``.services/stack.json``; logs in
 ``.services/logs/``. Each service runs in its own session so ``down`` can stop it with
 everything it started, SIGTERM first, SIGKILL after a grace period.
+
+Why a supervisor of our own (measured 2026-12-06, stop 47): ``prefect server start --background``
+(Prefect 3.9.1) covers one of the three processes and returns 12.7 s before the server answers
+its health check, so the health poll stays; ``mlflow server`` and ``prefect worker start`` have no
+background mode; this machine has neither a systemd user bus nor a Docker daemon.
 """
 from __future__ import annotations
 
