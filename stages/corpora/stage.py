@@ -1,7 +1,9 @@
 """The corpora data stages (``corpora-attributes``, ``corpora-topics``, ``corpora-realtext``).
 
 Each writes its corpus folders (layout in :mod:`stages.common.corpora`) and a summary in
-``reports/corpora/<family>.json``; studies list the folders they read as deps in dvc.yaml.
+``reports/corpora/<family>.json``; studies list the folders they read as deps in dvc.yaml. A corpus
+is data, made once for every verdict seed: its draws come from ``data_seed`` (params.json), not
+from the verdict seeds (docs/VERDICTS.md, section 1: work that does not depend on the seed runs once).
 """
 from __future__ import annotations
 
@@ -48,6 +50,8 @@ class RealTextStep(Strict):
 
 
 class CorporaParams(Strict):
+    data_seed: int = Field(ge=0, description="the seed of every synthetic corpus's draws: fixed, and separate "
+                                             "from the verdict seeds (the corpora are made once for all of them)")
     attributes: AttributesStep
     topics: TopicsStep
     realtext: RealTextStep
@@ -79,7 +83,7 @@ def run_synthetic(ctx, family: str) -> dict:
     # the whole family folder is swapped in at once: no corpus of an earlier params set survives
     with atomic_dir(ctx.path(corpus_path(family))) as folder:
         for cp in tqdm(getattr(ctx.params, family).corpora, desc=f"{family} corpora"):
-            c = generator.generate(cp, ctx.seed)
+            c = generator.generate(cp, ctx.params.data_seed)
             write_corpus(folder / cp.name, c)
             out[cp.name] = _summary(c)
     return out
