@@ -1,15 +1,18 @@
 """efg_altpg evaluate: the claims' figures, the iterations-to-epsilon fit, and the plots.
 
 Reads data/efg_altpg/runs.json (train) and reports/efg_altpg/prepare.json; writes
-reports/efg_altpg/metrics.json (what claims.yaml reads), curves.png (last-iterate
-exploitability vs rounds per game, regularized / unregularized / CFR+), rate.png (the
-log-log fit of rounds-to-epsilon vs 1/epsilon) and their plot data (CSV).
+reports/efg_altpg/metrics.json (what claims.yaml reads: every verdict seed's figures under
+``per_seed``, their means beside them, and the figures that do not depend on the seed, CFR+
+and the sequence-form checks of the OpenSpiel games; stages.common.seeds.per_seed_metrics),
+curves.png (last-iterate exploitability vs rounds per game, regularized / unregularized / CFR+,
+mean over the seeds and inits), rate.png (the log-log fit of rounds-to-epsilon vs 1/epsilon,
+every seed's starts) and their plot data (CSV).
 """
 from __future__ import annotations
 
 import math
 
-from stages.common.runtime.stage import stage
+from stages.common.runtime.stage import fail, stage
 
 from .games import VARIANTS
 from .params import EfgAltPGParams
@@ -19,8 +22,9 @@ COLOURS = {"direct": "tab:blue", "softmax": "tab:orange", "npg": "tab:green"}
 
 
 def game_metrics(g: dict) -> dict:
-    """Per variant: the kept steps, the regularized last iterate (OpenSpiel, worst init), the
-    late means (averaged over inits) and unregularized / regularized; then worst over variants."""
+    """Per variant: the kept steps, the regularized and unregularized last iterates (OpenSpiel,
+    worst init), the late means of the last iterate and of the average iterate (averaged over
+    inits) and unregularized / regularized for both; then worst over variants."""
     import numpy as np
 
     out: dict = {"tau": g["tau"], "iterations": g["iterations"]}
@@ -28,15 +32,54 @@ def game_metrics(g: dict) -> dict:
         reg, unreg = g[v]["reg"], g[v]["unreg"]
         reg_late = float(np.mean([r["late_mean"] for r in reg["runs"]]))
         unreg_late = float(np.mean([r["late_mean"] for r in unreg["runs"]]))
+        reg_avg = float(np.mean([r["avg_late_mean"] for r in reg["runs"]]))
+        unreg_avg = float(np.mean([r["avg_late_mean"] for r in unreg["runs"]]))
         out[v] = {"reg_step": reg["step"], "unreg_step": unreg["step"],
                   "reg_last": max(r["last_openspiel"] for r in reg["runs"]),
                   "unreg_last": max(r["last_openspiel"] for r in unreg["runs"]),
                   "reg_late_mean": reg_late, "unreg_late_mean": unreg_late,
-                  "ratio": unreg_late / reg_late if reg_late > 0 else math.inf}
+                  "ratio": unreg_late / reg_late if reg_late > 0 else math.inf,
+                  "reg_avg_late_mean": reg_avg, "unreg_avg_late_mean": unreg_avg,
+                  "avg_ratio": unreg_avg / reg_avg if reg_avg > 0 else math.inf}
     out["reg_last_max"] = max(out[v]["reg_last"] for v in VARIANTS)
+    out["unreg_last_max"] = max(out[v]["unreg_last"] for v in VARIANTS)
     out["ratio_min"] = min(out[v]["ratio"] for v in VARIANTS)
+    out["avg_ratio_min"] = min(out[v]["avg_ratio"] for v in VARIANTS)
     out["max_last_abs_diff"] = max(max(g[v][k]["max_last_abs_diff"] for k in ("reg", "unreg")) for v in VARIANTS)
     return out
+
+
+def seed_metrics(run: dict, ci_level: float) -> dict:
+    """One verdict seed's figures (what the claims read, per seed) from its runs."""
+    import numpy as np
+
+    games = run["games"]
+    m: dict = {name: game_metrics(games[name]) for name in ("kuhn_poker", "leduc_poker")}
+    rnd = {k: game_metrics(g) for k, g in games.items() if k.startswith("random_")}
+    if rnd:
+        m["random"] = {"games": len(rnd), "per_game": rnd,
+                       "reg_last_max": max(r["reg_last_max"] for r in rnd.values()),
+                       "unreg_last_max": max(r["unreg_last_max"] for r in rnd.values()),
+                       "ratio_min": min(r["ratio_min"] for r in rnd.values()),
+                       "ratio_median": float(np.median([r["ratio_min"] for r in rnd.values()])),
+                       # share of (game, variant) pairs where tau = 0 is >= 2x worse late in the run
+                       "ratio_ge2_share": float(np.mean([r[v]["ratio"] >= 2 for r in rnd.values()
+                                                        for v in VARIANTS]))}
+    sp = run["sampled"]
+    m["sampled"] = {"game": sp["game"], "tau": sp["tau"], "episodes": sp["episodes"],
+                    "iterations": sp["iterations"],
+                    **{v: {"step": sp[v]["step"], "last": sp[v]["last_openspiel"],
+                           "late_mean": sp[v]["late_mean"],
+                           "exact_control_last": sp[v]["exact_control"]["last_openspiel"]}
+                       for v in VARIANTS}}
+    m["sampled"]["last_max"] = max(sp[v]["last_openspiel"] for v in VARIANTS)
+    m["sampled"]["exact_control_last_max"] = max(sp[v]["exact_control"]["last_openspiel"] for v in VARIANTS)
+    m["rate"] = rate_metrics(run["rate"], ci_level)
+    diffs = [m[n]["max_last_abs_diff"] for n in ("kuhn_poker", "leduc_poker")]
+    diffs += [r["max_last_abs_diff"] for r in rnd.values()]
+    diffs += [sp[v]["last_abs_diff"] for v in VARIANTS]
+    m["exploitability_check_max_abs_diff"] = max(diffs)
+    return m
 
 
 def slope(x, y) -> tuple[float, float]:
@@ -54,8 +97,9 @@ def slope(x, y) -> tuple[float, float]:
 def rate_metrics(rate: dict, ci_level: float) -> dict:
     """Log-log fit of rounds-to-epsilon vs 1/epsilon, per variant.
 
-    ``slope``: the fit through the geometric mean over seeds at each epsilon (``r2`` its
-    R^2); ``slope_ci``: the mean of the per-seed slopes with a t interval over seeds;
+    ``rate["variants"][v]["iterations"]`` is a table [start][epsilon] (None: not reached).
+    ``slope``: the fit through the geometric mean over the starts at each epsilon (``r2`` its
+    R^2); ``slope_ci``: the mean of the per-start slopes with a t interval over the starts;
     ``curvature_ratio``: the slope over the smaller-epsilon half of the grid divided by the
     slope over the larger-epsilon half. A power law (polynomial) gives about 1; an exponential
     law exp(c / epsilon) would give about the ratio of the halves' epsilons (>= 2 here)."""
@@ -70,19 +114,19 @@ def rate_metrics(rate: dict, ci_level: float) -> dict:
         table = d["iterations"]
         ok = [row for row in table if all(t is not None for t in row)]
         misses = sum(t is None for row in table for t in row)
-        res = {"step": d["step"], "seeds": len(table), "seeds_complete": len(ok), "misses": misses}
+        res = {"step": d["step"], "starts": len(table), "starts_complete": len(ok), "misses": misses}
         if len(ok) >= 2:
             ly = np.log(np.maximum(np.array(ok, float), 1.0))      # a hit at round 0 counts as 1
-            per_seed = np.array([slope(lx, row)[0] for row in ly])
+            per_start = np.array([slope(lx, row)[0] for row in ly])
             mean_ly = ly.mean(axis=0)
             b, r2 = slope(lx, mean_ly)
             half = len(eps) // 2
             b_large = slope(lx[:half + 1], mean_ly[:half + 1])[0]
             b_small = slope(lx[half:], mean_ly[half:])[0]
-            ci = t_interval(per_seed, ci_level)
-            res.update({"slope": b, "r2": r2, "slope_seed_mean": ci["mean"],
+            ci = t_interval(per_start, ci_level)
+            res.update({"slope": b, "r2": r2, "slope_start_mean": ci["mean"],
                         "slope_ci_low": ci["low"], "slope_ci_high": ci["high"],
-                        "slope_per_seed": per_seed.tolist(),
+                        "slope_per_start": per_start.tolist(),
                         "slope_large_eps": b_large, "slope_small_eps": b_small,
                         "curvature_ratio": b_small / b_large if b_large > 0 else math.inf,
                         "geomean_iterations": np.exp(mean_ly).tolist()})
@@ -96,23 +140,18 @@ def rate_metrics(rate: dict, ci_level: float) -> dict:
     return out
 
 
-def mean_curve(runs: list[dict]):
-    """Iterations and the mean exploitability over inits (all inits share the grid)."""
-    import numpy as np
-
-    return np.array(runs[0]["iters"]), np.mean([r["expl"] for r in runs], axis=0)
-
-
-def plot_game(ax, g: dict, cfr: dict | None, title: str) -> dict:
-    """Regularized (solid) and unregularized (dashed) last iterates per variant, CFR+ average
-    (black) and current (grey); returns the plotted series for the CSV."""
+def plot_game(ax, gs: list[dict], cfr: dict | None, title: str) -> dict:
+    """Regularized (solid) and unregularized (dashed) last iterates per variant, the mean over
+    the seeds ``gs`` (one game dict each) and their inits, CFR+ average (black) and current
+    (grey); returns the plotted series for the CSV."""
     series: dict = {}
     for v in VARIANTS:
         for kind, style in (("reg", "-"), ("unreg", "--")):
-            it, ex = mean_curve(g[v][kind]["runs"])
+            it, ex = mean_over([g[v][kind]["runs"] for g in gs])
             keep = it >= 1
-            label = (f"{v} τ={g[v][kind]['tau']:g} (η={g[v][kind]['step']:g})" if kind == "reg"
-                     else f"{v} τ=0 (η={g[v][kind]['step']:g})")
+            steps = sorted({g[v][kind]["step"] for g in gs})
+            eta = ",".join(f"{e:g}" for e in steps)
+            label = (f"{v} τ={gs[0][v][kind]['tau']:g} (η={eta})" if kind == "reg" else f"{v} τ=0 (η={eta})")
             ax.loglog(it[keep], ex[keep], style, color=COLOURS[v], lw=1.3, label=label)
             series[f"{v}_{kind}"] = dict(zip(it.tolist(), ex.tolist()))
     if cfr:
@@ -132,6 +171,24 @@ def series_rows(series: dict) -> list[dict]:
     return [{"iteration": i, **{k: s.get(i, "") for k, s in series.items()}} for i in its]
 
 
+def pooled_rate(runs: dict) -> dict:
+    """Every seed's starts as one table per variant (for the plot and the pooled fit)."""
+    seeds = list(runs["per_seed"])
+    first = runs["per_seed"][seeds[0]]["rate"]
+    return {**first, "variants": {v: {"step": d["step"],
+                                      "iterations": [row for s in seeds
+                                                     for row in runs["per_seed"][s]["rate"]["variants"][v]["iterations"]]}
+                                  for v, d in first["variants"].items()}}
+
+
+def mean_over(seeds_runs: list[list[dict]], key: str = "expl"):
+    """Iterations and the mean curve over every seed's kept runs (they share the grid)."""
+    import numpy as np
+
+    runs = [r for rs in seeds_runs for r in rs]
+    return np.array(runs[0]["iters"]), np.mean([r[key] for r in runs], axis=0)
+
+
 def main() -> None:
     with stage("efg_altpg", "evaluate", EfgAltPGParams) as ctx:
         import json
@@ -140,69 +197,60 @@ def main() -> None:
 
         from stages.common.io import write_json
         from stages.common.plots import new_figure, save_png, write_csv
+        from stages.common.seeds import per_seed_metrics
 
         runs = json.loads(ctx.path(RUNS).read_text())
         prep = json.loads(ctx.path(PREPARE_REPORT).read_text())
-        m: dict = {"prepare": {"max_abs_diff": prep["max_abs_diff"],
-                               **{f"uniform_exploitability_{k}": v["uniform_exploitability"]
-                                  for k, v in prep["games"].items() if not k.startswith("random_")},
-                               **{f"uniform_exploitability_openspiel_{k}": v["uniform_exploitability_openspiel"]
-                                  for k, v in prep["games"].items() if not k.startswith("random_")}}}
-        games = runs["games"]
-        for name in ("kuhn_poker", "leduc_poker"):
-            m[name] = game_metrics(games[name])
-        rnd = {k: game_metrics(g) for k, g in games.items() if k.startswith("random_")}
-        if rnd:
-            m["random"] = {"games": len(rnd), "per_game": rnd,
-                           "reg_last_max": max(r["reg_last_max"] for r in rnd.values()),
-                           "ratio_min": min(r["ratio_min"] for r in rnd.values()),
-                           "ratio_median": float(np.median([r["ratio_min"] for r in rnd.values()])),
-                           # share of (game, variant) pairs where tau = 0 is >= 2x worse late in the run
-                           "ratio_ge2_share": float(np.mean([r[v]["ratio"] >= 2 for r in rnd.values()
-                                                            for v in VARIANTS]))}
-        sp = runs["sampled"]
-        m["sampled"] = {"game": sp["game"], "tau": sp["tau"], "episodes": sp["episodes"],
-                        "iterations": sp["iterations"],
-                        **{v: {"step": sp[v]["step"], "last": sp[v]["last_openspiel"],
-                               "late_mean": sp[v]["late_mean"],
-                               "exact_control_last": sp[v]["exact_control"]["last_openspiel"]}
-                           for v in VARIANTS}}
-        m["sampled"]["last_max"] = max(sp[v]["last_openspiel"] for v in VARIANTS)
-        m["rate"] = rate_metrics(runs["rate"], ctx.params.evaluate.ci_level)
-        m["cfr_plus"] = {k: {"iterations": c["iters"][-1], "average_final": c["average"][-1],
-                             "current_final": c["current"][-1]}
-                         for k, c in runs["cfr_plus"].items()}
-        diffs = [g["max_last_abs_diff"] for k, g in m.items() if isinstance(g, dict) and "max_last_abs_diff" in g]
-        diffs += [r["max_last_abs_diff"] for r in rnd.values()]
-        diffs += [sp[v]["last_abs_diff"] for v in VARIANTS]
-        m["exploitability_check_max_abs_diff"] = max(diffs)
+        seeds = [int(s) for s in runs["per_seed"]]
+        if seeds != list(ctx.seeds):
+            fail(f"{RUNS} holds seeds {seeds}, the profile's verdict seeds are {ctx.seeds}; "
+                 "run `dvc repro stages/efg_altpg/dvc.yaml:efg_altpg-train`")
+        ci = ctx.params.evaluate.ci_level
+        per_seed = {s: seed_metrics(runs["per_seed"][str(s)], ci) for s in seeds}
+        cfr = runs["cfr_plus"]
+        shared = {
+            "prepare": {"max_abs_diff": prep["max_abs_diff"],
+                        **{f"uniform_exploitability_{k}": v["uniform_exploitability"] for k, v in prep["games"].items()},
+                        **{f"uniform_exploitability_openspiel_{k}": v["uniform_exploitability_openspiel"]
+                           for k, v in prep["games"].items()}},
+            "cfr_plus": {k: {"iterations": c["iters"][-1], "average_final": c["average"][-1],
+                             "current_final": c["current"][-1]} for k, c in cfr["shared"].items()},
+            "rate_pooled": rate_metrics(pooled_rate(runs), ci),
+            "exploitability_check_max_abs_diff_all": max(m["exploitability_check_max_abs_diff"]
+                                                         for m in per_seed.values()),
+        }
+        m = per_seed_metrics(per_seed, **shared)
         write_json(ctx.path(METRICS), m)
 
-        # curves: Kuhn, Leduc, Kuhn sampled, first random game
-        panels = [(n, games[n], runs["cfr_plus"].get(n)) for n in games if not n.startswith("random_")]
-        first_rnd = next((n for n in games if n.startswith("random_")), None)
+        # curves: Kuhn, Leduc (mean over seeds and inits), Kuhn sampled, the first seed's first random game
+        first = runs["per_seed"][str(seeds[0])]
         fig, axes = new_figure(2, 2, figsize=(13, 9.5))
         axes = axes.ravel()
         csv_series = {}
-        for ax, (name, g, cfr) in zip(axes, panels):
-            csv_series[name] = plot_game(ax, g, cfr, f"{name}: last iterate, exact gradients "
-                                                     f"(mean of {len(g['npg']['reg']['runs'])} inits)")
+        for ax, name in zip(axes[:2], ("kuhn_poker", "leduc_poker")):
+            gs = [runs["per_seed"][str(s)]["games"][name] for s in seeds]
+            csv_series[name] = plot_game(ax, gs, cfr["shared"].get(name),
+                                         f"{name}: last iterate, exact gradients (mean of {len(seeds)} seeds x "
+                                         f"{len(gs[0]['npg']['reg']['runs'])} inits)")
         ax = axes[2]
+        sps = [runs["per_seed"][str(s)]["sampled"] for s in seeds]
+        sp0 = sps[0]
         for v in VARIANTS:
-            it, ex = np.array(sp[v]["iters"]), np.array(sp[v]["expl"])
+            it, ex = mean_over([[sp[v]] for sp in sps])
             ax.loglog(it[it >= 1], ex[it >= 1], "-", color=COLOURS[v], lw=1.2,
-                      label=f"{v} τ={sp['tau']:g} (η={sp[v]['step']:g}), {sp['episodes']} episodes / step")
-            c = sp[v]["exact_control"]
-            it, ex = np.array(c["iters"]), np.array(c["expl"])
+                      label=f"{v} τ={sp0['tau']:g}, {sp0['episodes']} episodes / step")
+            it, ex = mean_over([[sp[v]["exact_control"]] for sp in sps])
             ax.loglog(it[it >= 1], ex[it >= 1], ":", color=COLOURS[v], lw=1.2,
                       label=f"{v}: exact gradients, same start and step")
-        ax.set_title(f"{sp['game']}: sampled trajectories (stochastic gradients)", fontsize=10)
+        ax.set_title(f"{sp0['game']}: sampled trajectories (stochastic gradients), mean of {len(seeds)} seeds",
+                     fontsize=10)
         ax.set_xlabel("round")
         ax.set_ylabel("exploitability (NashConv / 2)")
         ax.grid(True, which="both", alpha=0.3)
+        first_rnd = next((n for n in first["games"] if n.startswith("random_")), None)
         if first_rnd:
-            plot_game(axes[3], games[first_rnd], runs["cfr_plus"].get(first_rnd),
-                      f"{first_rnd} (random poker-like EFG): exact gradients")
+            plot_game(axes[3], [first["games"][first_rnd]], cfr["per_seed"][str(seeds[0])].get(first_rnd),
+                      f"{first_rnd} of seed {seeds[0]} (random poker-like EFG): exact gradients")
         else:
             axes[3].set_visible(False)
         for ax in axes:
@@ -216,11 +264,11 @@ def main() -> None:
         for name in csv_series:
             for v in VARIANTS:
                 for kind in ("reg", "unreg"):
-                    it, ex = mean_curve(games[name][v][kind]["runs"])
+                    it, ex = mean_over([runs["per_seed"][str(s)]["games"][name][v][kind]["runs"] for s in seeds])
                     ctx.run.log_curve(f"{name}.{v}.{kind}.exploitability", ex, it)
 
-        # iterations to epsilon, log-log
-        rm, rate = m["rate"], runs["rate"]
+        # iterations to epsilon, log-log: every seed's starts, the pooled fit
+        rm, rate = shared["rate_pooled"], pooled_rate(runs)
         inv = 1.0 / np.array(rate["epsilons"])
         fig, ax = new_figure(figsize=(7, 4.8))
         rows = [{"log10_inv_epsilon": float(math.log10(x))} for x in inv]
@@ -228,7 +276,7 @@ def main() -> None:
             for row in d["iterations"]:
                 pts = [(x, max(t, 1)) for x, t in zip(inv, row) if t is not None]
                 if pts:
-                    ax.loglog(*zip(*pts), ".", color=COLOURS[v], alpha=0.35, ms=5)
+                    ax.loglog(*zip(*pts), ".", color=COLOURS[v], alpha=0.25, ms=4)
             r = rm[v]
             if "slope" not in r:
                 continue
@@ -237,28 +285,30 @@ def main() -> None:
             lx = np.log(inv)
             b = r["slope"]
             a = float(np.mean(np.log(gm)) - b * lx.mean())
+            seed_slopes = [per_seed[s]["rate"][v]["slope"] for s in seeds if "slope" in per_seed[s]["rate"][v]]
             ax.loglog(inv, np.exp(a + b * lx), "-", color=COLOURS[v], lw=1.4,
-                      label=f"{v}: slope {b:.2f} (seeds: {r['slope_ci_low']:.2f}–{r['slope_ci_high']:.2f}), "
-                            f"R² {r['r2']:.3f}")
+                      label=f"{v}: pooled slope {b:.2f}, R² {r['r2']:.3f}; per seed "
+                            f"{min(seed_slopes):.2f}–{max(seed_slopes):.2f}")
             for i, y in enumerate(gm):
                 rows[i][f"log10_iterations_{v}"] = float(math.log10(y))
         ax.set_xlabel("1 / ε")
         ax.set_ylabel("rounds until last-iterate exploitability ≤ ε")
-        ax.set_title(f"{rate['game']}: τ = {rate['tau_over_epsilon']:g} ε, fixed steps; "
-                     f"dots = seeds, circles = geometric mean", fontsize=9)
+        ax.set_title(f"{rate['game']}: τ = {rate['tau_over_epsilon']:g} ε, fixed steps; dots = starts of "
+                     f"{len(seeds)} seeds, circles = geometric mean", fontsize=9)
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=7)
         save_png(fig, ctx.path(PLOT_RATE))
         cols = sorted({k for r in rows for k in r})
         write_csv(ctx.path(CSV_RATE), [{k: r.get(k, "") for k in cols} for r in rows])
 
-        k = m["kuhn_poker"]
-        print(f"  Kuhn: regularized last iterate (worst variant/init) {k['reg_last_max']:.4f}; "
-              f"unregularized / regularized late mean (worst variant) {k['ratio_min']:.2f}")
-        print(f"  Leduc: ratio (worst variant) {m['leduc_poker']['ratio_min']:.2f}; regularized last "
-              f"{m['leduc_poker']['reg_last_max']:.4f}")
-        print(f"  rate: slopes {[round(rm[v].get('slope', float('nan')), 2) for v in rate['variants']]}, "
-              f"curvature ratio max {rm.get('curvature_ratio_max')}")
+        for s in seeds:
+            k, le, ps = per_seed[s]["kuhn_poker"], per_seed[s]["leduc_poker"], per_seed[s]
+            print(f"  seed {s}: Kuhn last iterate (worst) regularized {k['reg_last_max']:.4f}, unregularized "
+                  f"{k['unreg_last_max']:.4f}; late ratio {k['ratio_min']:.2f} (average iterates "
+                  f"{k['avg_ratio_min']:.2f}); Leduc ratio {le['ratio_min']:.2f} ({le['avg_ratio_min']:.2f}); "
+                  f"rate curvature {ps['rate'].get('curvature_ratio_max', float('nan')):.2f}; sampled "
+                  f"{ps['sampled']['last_max']:.4f}; random {ps.get('random', {}).get('reg_last_max', float('nan')):.4f}",
+                  flush=True)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ Tau = Annotated[float, Field(gt=0, le=0.01)]
 class RandomGamesParams(Strict):
     count: int = Field(ge=0, le=20, description="random poker-like EFGs to draw (0 = none)")
     signals: int = Field(ge=2, le=6, description="private signals per player")
-    depth: int = Field(ge=1, le=8, description="longest public betting sequence")
+    depth: int = Field(ge=2, le=8, description="longest public betting sequence (>= 2: both players act)")
     branching: int = Field(ge=2, le=8, description="actions per public move")
     stop_prob: float = Field(ge=0, lt=1, description="chance that a non-root move ends the game")
 
@@ -74,7 +74,9 @@ class RateParams(Strict):
     tau_over_epsilon: float = Field(gt=0, le=1, description="tau = this x epsilon (an O(tau) floor below epsilon)")
     max_iterations: int = Field(ge=10, le=10_000_000, description="a run that has not reached epsilon by then "
                                                                   "counts as a miss")
-    seeds: int = Field(ge=2, le=50, description="random initial policies (the CI is over these)")
+    starts: int = Field(ge=2, le=50, description="random initial policies per verdict seed (each seed's "
+                                                 "fit runs through their geometric mean; its slope's CI is "
+                                                 "over them)")
     variants: list[Param] = Field(min_length=1)
     steps: StepEach
 

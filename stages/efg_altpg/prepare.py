@@ -1,18 +1,20 @@
 """efg_altpg prepare: the sequence form of each game, checked against OpenSpiel.
 
-For Kuhn / Leduc poker (pyspiel) and ``random.count`` random poker-like EFGs (written as
+For Kuhn / Leduc poker (pyspiel; once, they do not depend on the seed) and, for every verdict
+seed (``ctx.seeds``), ``random.count`` random poker-like EFGs drawn from that seed (written as
 Gambit .efg files and loaded by OpenSpiel's ``efg_game``), walk the game tree, build the
 sequence form (:mod:`stages.efg_altpg.seqform`) and check it before anything trains on it:
 the sequence-form value of uniform play must equal OpenSpiel's expected value
 (``expected_game_score.policy_value``), and our exploitability of uniform play (and of a
 few random policies) must equal ``exploitability.exploitability``.
-Writes data/efg_altpg/games/<game>.npz (+ .efg) and reports/efg_altpg/prepare.json.
+Writes data/efg_altpg/games/<game>.npz, data/efg_altpg/games/seed_<s>/random_<i>.npz (+ .efg)
+and reports/efg_altpg/prepare.json (the random games' checks per seed).
 """
 from __future__ import annotations
 
 from stages.common.runtime.stage import stage
 
-from .games import load_game, random_game_names
+from .games import load_game, random_game_names, seed_dir
 from .params import EfgAltPGParams
 from .paths import GAMES, PREPARE_REPORT
 
@@ -58,40 +60,68 @@ def check_game(game, sf, rng, n_random: int = 3) -> dict:
     }
 
 
+def random_game_seed(seed: int, index: int) -> int:
+    """The data seed of a verdict seed's random game: ``index`` counts the games as the study
+    always has (the OpenSpiel games first), so seed 0 draws the games it drew before seeds
+    became an axis."""
+    import numpy as np
+
+    return int(np.random.SeedSequence([seed, index]).generate_state(1)[0])
+
+
+def write_random_games(p, seed: int, out) -> list[str]:
+    """Draw verdict seed ``seed``'s ``p.random.count`` random games (``p``: the prepare params) and
+    write them as .efg files into the folder ``out``; their names."""
+    from .randgame import write_game
+
+    names = random_game_names(p.random.count)
+    r = p.random
+    for j, name in enumerate(names):
+        write_game(out / f"{name}.efg", random_game_seed(seed, len(p.games) + j),
+                   r.signals, r.depth, r.branching, r.stop_prob)
+    return names
+
+
 def main() -> None:
     with stage("efg_altpg", "prepare", EfgAltPGParams) as ctx:
         import numpy as np
         import pyspiel
 
         from stages.common.io import atomic_dir, write_json
+        from stages.common.seeds import per_seed_metrics
 
-        from .randgame import write_game
         from .seqform import build
 
         p = ctx.params.prepare
-        rng = np.random.default_rng(ctx.seed)
-        report: dict = {"games": {}}
+        shared: dict = {}
+        per_seed: dict = {}
+
+        def built(tmp_dir, name: str, game, rng) -> dict:
+            sf = build(game)
+            sf.save(tmp_dir / f"{name}.npz")
+            g = check_game(game, sf, rng)
+            print(f"  {name}: {g['infosets']} infosets, {g['sequences']} sequences, "
+                  f"{g['terminals']} terminals; uniform exploitability {g['uniform_exploitability']:.6f} "
+                  f"(OpenSpiel {g['uniform_exploitability_openspiel']:.6f}); max |diff| {g['max_abs_diff']:.2e}",
+                  flush=True)
+            return g
+
         with atomic_dir(ctx.path(GAMES)) as tmp:
-            names = list(p.games) + random_game_names(p.random.count)
-            for i, name in enumerate(names):
-                if name.startswith("random_"):
-                    r = p.random
-                    # each random game's own seed, derived from the study seed
-                    seed = int(np.random.SeedSequence([ctx.seed, i]).generate_state(1)[0])
-                    write_game(tmp / f"{name}.efg", seed, r.signals, r.depth, r.branching, r.stop_prob)
-                    game = load_game(tmp, name)
-                else:
-                    game = pyspiel.load_game(name)
-                sf = build(game)
-                sf.save(tmp / f"{name}.npz")
-                report["games"][name] = check_game(game, sf, rng)
-                g = report["games"][name]
-                print(f"  {name}: {g['infosets']} infosets, {g['sequences']} sequences, "
-                      f"{g['terminals']} terminals; uniform exploitability {g['uniform_exploitability']:.6f} "
-                      f"(OpenSpiel {g['uniform_exploitability_openspiel']:.6f}); max |diff| {g['max_abs_diff']:.2e}",
-                      flush=True)
-        report["max_abs_diff"] = max(g["max_abs_diff"] for g in report["games"].values())
-        report["open_spiel_version"] = getattr(pyspiel, "__version__", None) or _version("open_spiel")
+            # the OpenSpiel games: once (the policies of their check from a fixed check seed)
+            for name in p.games:
+                shared[name] = built(tmp, name, pyspiel.load_game(name), np.random.default_rng(0))
+            for seed in ctx.seeds:
+                out = seed_dir(tmp, seed)
+                out.mkdir()
+                per_seed[seed] = {"random": {}}
+                for j, name in enumerate(write_random_games(p, seed, out)):
+                    print(f"  seed {seed}:", end="")
+                    per_seed[seed]["random"][name] = built(out, name, load_game(out, name),
+                                                           np.random.default_rng([seed, j]))
+        diffs = [g["max_abs_diff"] for g in shared.values()]
+        diffs += [g["max_abs_diff"] for s in per_seed.values() for g in s["random"].values()]
+        report = per_seed_metrics(per_seed, games=shared, max_abs_diff=max(diffs),
+                                  open_spiel_version=getattr(pyspiel, "__version__", None) or _version("open_spiel"))
         write_json(ctx.path(PREPARE_REPORT), report)
 
 

@@ -5,7 +5,8 @@ Shape (poker-like, so perfect recall holds by construction): chance deals each p
 private signal in {0..signals-1} (uniformly, independently); then the players act in turn on
 a *public* betting tree of at most ``depth`` moves with ``branching`` actions per move, where
 each non-root move ends the game with probability ``stop_prob`` (the tree shape is drawn once
-and shared by every deal). A player's information set is (own signal, public history).
+and shared by every deal; a tree in which player 2 never acts, every first move having ended
+the game, is drawn again). A player's information set is (own signal, public history).
 Player 0's payoff at each terminal, for each deal, is uniform on [-1, 1]; player 1 gets minus
 that.
 """
@@ -34,9 +35,11 @@ def public_tree(rng: np.random.Generator, depth: int, branching: int, stop_prob:
 def efg_text(rng: np.random.Generator, signals: int, depth: int, branching: int, stop_prob: float,
              title: str) -> str:
     """The game as Gambit EFG text (pre-order nodes; chance first)."""
-    if not (2 <= signals <= 6 and 1 <= depth <= 8 and 2 <= branching <= 8):
-        raise ValueError("signals in [2, 6], depth in [1, 8], branching in [2, 8]")
+    if not (2 <= signals <= 6 and 2 <= depth <= 8 and 2 <= branching <= 8):
+        raise ValueError("signals in [2, 6], depth in [2, 8], branching in [2, 8]")
     hists = public_tree(rng, depth, branching, stop_prob)
+    while not any(len(h) == 2 for h in hists):     # player 2 never acts: not a two-player game, draw again
+        hists = public_tree(rng, depth, branching, stop_prob)
     children = {h: [h + c for c in "abcdefgh"[:branching] if h + c in set(hists)] for h in hists}
     lines = [f'EFG 2 R "{title}" {{ "Player 1" "Player 2" }}', '""']
     deals = [(s0, s1) for s0 in range(signals) for s1 in range(signals)]

@@ -10,8 +10,10 @@ sequence pair (s0, s1) of chance(z) * u_0(z)``.
 Layout (what makes the passes vectorised): infosets are ordered by depth (number of the
 player's own earlier decisions), and each infoset's actions are a contiguous block of
 sequences, so a depth level is a slice of infosets and a slice of sequences; per-infoset
-reductions are ``np.*.reduceat`` over the blocks, and a pass over the tree is one loop over
-the (few) levels. Behavioural policies are stored as a flat vector over sequences
+reductions run over the infosets grouped by their number of actions (:meth:`Tree.block_reduce`),
+and a pass over the tree is one loop over the (few) levels. Every array may hold one policy
+(n_seq,) or a batch of runs, one per column (n_seq, R); each column's arithmetic is the same
+whatever the other columns hold. Behavioural policies are stored as a flat vector over sequences
 (``pi[s]`` = probability of the last action of ``s`` at its infoset; ``pi[0] = 1``).
 
 What this module computes:
@@ -47,6 +49,9 @@ class Tree:
     levels: list = field(init=False)             # [(i0, i1, s0, s1, block offsets, local owner)]
     size_groups: list = field(init=False)        # [(k, int[m, k] sequences of the m infosets with k actions)]
     offsets: np.ndarray = field(init=False)      # block starts relative to sequence 1 (reduceat over v[1:])
+    level_parents: list = field(init=False)      # per level: (distinct parent sequences, each infoset's slot)
+    groups: list = field(init=False)             # [(k, infosets with k actions, int[m, k] their sequences)]
+    level_groups: list = field(init=False)       # per level: the same, indices relative to the level's slices
 
     def __post_init__(self) -> None:
         n_seq = 1 + int(self.nact.sum())
@@ -67,6 +72,29 @@ class Tree:
             self.levels.append((i0, i1, s0, s1, offs, owner))
         self.size_groups = [(int(k), self.start[self.nact == k][:, None] + np.arange(k)[None, :])
                             for k in np.unique(self.nact)]
+        self.level_parents = [np.unique(self.parent[i0:i1], return_inverse=True)
+                              for i0, i1, *_ in self.levels]
+        self.groups = self._groups(0, self.n_inf, 0)
+        self.level_groups = [self._groups(i0, i1, s0) for i0, i1, s0, *_ in self.levels]
+
+    def _groups(self, i0: int, i1: int, s0: int) -> list:
+        nact = self.nact[i0:i1]
+        return [(int(k), np.flatnonzero(nact == k), (self.start[i0:i1][nact == k] - s0)[:, None] + np.arange(k))
+                for k in np.unique(nact)]
+
+    def block_reduce(self, v: np.ndarray, op=np.add, level: int | None = None) -> np.ndarray:
+        """Per infoset, ``op`` (np.add or np.maximum) over its block of ``v``, the actions in
+        order: over every infoset (``v`` over all sequences), or over the infosets of depth level
+        ``level`` (``v`` over that level's sequences)."""
+        groups = self.groups if level is None else self.level_groups[level]
+        n = self.n_inf if level is None else self.levels[level][1] - self.levels[level][0]
+        out = np.empty((n,) + v.shape[1:])
+        for k, inf, seq in groups:
+            acc = v[seq[:, 0]]
+            for j in range(1, k):
+                acc = op(acc, v[seq[:, j]])
+            out[inf] = acc
+        return out
 
     @property
     def n_seq(self) -> int:
@@ -79,7 +107,7 @@ class Tree:
 
     def block_sum(self, v: np.ndarray) -> np.ndarray:
         """Per-infoset sums of ``v`` over the sequences of each block (``v`` over all sequences)."""
-        return np.add.reduceat(v[1:], self.offsets)
+        return self.block_reduce(v)
 
     def uniform(self) -> np.ndarray:
         pi = np.ones(self.n_seq)
@@ -87,12 +115,22 @@ class Tree:
         return pi
 
     def reach(self, pi: np.ndarray) -> np.ndarray:
-        """Realisation plan of a behavioural policy: x[s] = x[parent seq] * pi[s], top-down."""
-        x = np.empty(self.n_seq)
+        """Realisation plan of a behavioural policy: x[s] = x[parent seq] * pi[s], top-down.
+        ``pi`` is one policy (n_seq,) or a batch of runs, one per column (n_seq, R)."""
+        x = np.empty(pi.shape)
         x[0] = 1.0
         for _, _, s0, s1, _, _ in self.levels:
             x[s0:s1] = x[self.seq_parent[s0:s1]] * pi[s0:s1]
         return x
+
+    def add_to_parents(self, acc: np.ndarray, level: int, v: np.ndarray) -> None:
+        """``acc[parent(I)] += v[I]`` for the infosets I of depth level ``level`` (``acc`` and ``v``
+        of shape (n, R): one column per run). Each column's sums run over its own values in
+        infoset order, so a run's arithmetic does not depend on the other columns."""
+        uniq, slot = self.level_parents[level]
+        runs = v.shape[1]
+        bins = (slot[:, None] * runs + np.arange(runs)[None, :]).ravel()
+        acc[uniq] += np.bincount(bins, weights=v.ravel(), minlength=len(uniq) * runs).reshape(len(uniq), runs)
 
     def behavioural(self, x: np.ndarray) -> np.ndarray:
         """Behavioural policy of a realisation plan (uniform where the parent is unreached)."""
@@ -102,15 +140,17 @@ class Tree:
         pi[0] = 1.0
         return pi
 
-    def best_response_value(self, g: np.ndarray) -> float:
+    def best_response_value(self, g: np.ndarray) -> float | np.ndarray:
         """max over realisation plans x of ``x . g`` (the player's best-response value when
         ``g`` is its payoff per own sequence against fixed opponent and chance), by backward
-        induction: Q(s) = g[s] + sum of the values of the infosets below s; V(I) = max Q."""
-        acc = np.array(g, dtype=float, copy=True)
-        for i0, i1, s0, s1, offs, _ in reversed(self.levels):
-            v = np.maximum.reduceat(acc[s0:s1], offs)
-            np.add.at(acc, self.parent[i0:i1], v)
-        return float(acc[0])
+        induction: Q(s) = g[s] + sum of the values of the infosets below s; V(I) = max Q.
+        ``g`` (n_seq,) gives a float; (n_seq, R), one run per column, gives R values."""
+        one = g.ndim == 1
+        acc = np.array(g[:, None] if one else g, dtype=float, copy=True)
+        for lv in reversed(range(len(self.levels))):
+            _, _, s0, s1, offs, _ = self.levels[lv]
+            self.add_to_parents(acc, lv, self.block_reduce(acc[s0:s1], np.maximum, lv))
+        return float(acc[0, 0]) if one else acc[0].copy()
 
     def check(self) -> None:
         """Perfect-recall treeplex invariants: parents lie above their infosets."""
@@ -174,8 +214,9 @@ class SequenceForm:
             return cls(str(z["game"]), trees, z["t_seq"], z["t_chance"], z["t_util"])
 
 
-def exploitability(sf: SequenceForm, x: np.ndarray, y: np.ndarray) -> float:
-    """(max_x' x'.Ay - min_y' x.Ay') / 2 = NashConv / 2, by backward induction on each tree."""
+def exploitability(sf: SequenceForm, x: np.ndarray, y: np.ndarray) -> float | np.ndarray:
+    """(max_x' x'.Ay - min_y' x.Ay') / 2 = NashConv / 2, by backward induction on each tree;
+    of one pair of realisation plans, or of R pairs (x, y of shape (n_seq, R), a run a column)."""
     g0, g1 = sf.payoff_vectors(x, y)
     return 0.5 * (sf.trees[0].best_response_value(g0) + sf.trees[1].best_response_value(g1))
 

@@ -89,16 +89,17 @@ def test_npg_step_closed_form(kuhn):
     _, sf = kuhn
     t = sf.trees[0]
     rng = np.random.default_rng(3)
-    lr = al.Learner.start(t, "npg", 0.1, 0.5, 1e-3, rng, 1.0)
+    lr = al.Learner.start(t, "npg", 0.1, 0.5, 1e-3, rng, 1.0)      # a batch of one run
     g = rng.normal(size=t.n_seq)
-    pi0 = lr.pi.copy()
+    pi0 = lr.pi[:, 0].copy()
     qt, _, _ = al.soft_values(t, g, pi0, 0.1)
     q = qt + 0.1 * np.log(pi0)
     lr.step(g)
     want = pi0 ** (1 - 0.5 * 0.1) * np.exp(0.5 * q)
     want[0] = 1.0
     want[1:] /= t.block_sum(want)[t.seq_inf[1:]]
-    np.testing.assert_allclose(lr.pi, want, atol=1e-12)
+    assert lr.pi.shape == (t.n_seq, 1)
+    np.testing.assert_allclose(lr.pi[:, 0], want, atol=1e-12)
 
 
 def test_alternation_player_1_sees_new_policy(kuhn):
@@ -110,8 +111,8 @@ def test_alternation_player_1_sees_new_policy(kuhn):
     p1 = al.Learner.start(sf.trees[1], "softmax", 0.01, 1.0, 1e-3, rng, 1.0)
     p0.step(sf.A @ p1.x)
     p1.step(-(sf.AT @ p0.x))
-    np.testing.assert_allclose(res.pis[0], p0.pi, atol=1e-15)
-    np.testing.assert_allclose(res.pis[1], p1.pi, atol=1e-15)
+    np.testing.assert_allclose(res.pis[0], p0.pi[:, 0], atol=1e-15)
+    np.testing.assert_allclose(res.pis[1], p1.pi[:, 0], atol=1e-15)
 
 
 @pytest.mark.parametrize("player", [0, 1])

@@ -45,6 +45,23 @@ def test_random_game_perfect_recall_zero_sum(tmp_path):
 def test_random_game_bad_size_refused():
     with pytest.raises(ValueError, match="signals in"):
         randgame.efg_text(np.random.default_rng(0), 9, 3, 2, 0.0, "x")
+    with pytest.raises(ValueError, match=r"depth in \[2, 8\]"):     # player 2 could never act
+        randgame.efg_text(np.random.default_rng(0), 3, 1, 2, 0.0, "x")
+
+
+def test_random_game_where_player_2_never_acts_is_drawn_again():
+    """stop_prob 0.9, depth 2: most public trees end at every first move. The first draw of
+    the seeds below is such a tree (checked here), yet the written game gives both players
+    information sets."""
+    found = 0
+    for seed in range(40):
+        hists = randgame.public_tree(np.random.default_rng(seed), 2, 2, 0.9)
+        if any(len(h) == 2 for h in hists):
+            continue
+        found += 1
+        text = randgame.efg_text(np.random.default_rng(seed), 2, 2, 2, 0.9, "x")
+        assert ' 2 1 "' in text and ' 1 1 "' in text, seed          # an infoset of each player
+    assert found >= 3
 
 
 def _rate(table, eps):
@@ -69,4 +86,4 @@ def test_rate_fit_power_law_vs_exponential():
 def test_rate_fit_counts_misses():
     eps = [0.16, 0.08, 0.04]
     m = rate_metrics(_rate([[5, 20, None], [6, 25, 90], [4, 18, 70]], eps), 0.95)
-    assert m["npg"]["misses"] == 1 and m["npg"]["seeds_complete"] == 2 and m["misses"] == 1
+    assert m["npg"]["misses"] == 1 and m["npg"]["starts_complete"] == 2 and m["misses"] == 1

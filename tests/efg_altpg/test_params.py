@@ -47,3 +47,16 @@ def test_epsilons_must_decrease(params_copy):
 def test_string_iterations_not_coerced(params_copy):
     params_copy["efg_altpg"]["default"]["train"]["kuhn_poker"]["iterations"] = "3000"
     assert "efg_altpg.default.train.kuhn_poker.iterations = '3000'" in _error(params_copy)
+
+
+def test_rate_needs_two_starts_per_seed(params_copy):
+    params_copy["efg_altpg"]["default"]["train"]["rate"]["starts"] = 1
+    msg = _error(params_copy)
+    assert "efg_altpg.default.train.rate.starts = 1" in msg and ">= 2" in msg
+
+
+def test_random_games_need_depth_two(params_copy):
+    """Depth 1: player 2 would never act (randgame draws such trees again, forever)."""
+    params_copy["efg_altpg"]["smoke"]["prepare"]["random"]["depth"] = 1
+    msg = _error(params_copy)
+    assert "efg_altpg.smoke.prepare.random.depth = 1" in msg and ">= 2" in msg
