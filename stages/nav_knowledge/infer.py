@@ -20,6 +20,12 @@ Samplers (all over the ``n_walls`` booleans, prior Bernoulli(p_known) each):
   likelihood of prior draws), whose ESS collapses.
 * :func:`gibbs` — systematic-scan Gibbs sampler, P(known) Rao-Blackwellised (mean of the exact
   conditionals), the reference.
+
+``Model(..., replanning=False)`` is the ablation the musts' control uses: a *static* navigator that
+plans with its knowledge set K alone for the whole walk and never adds the walls it sees (one
+segment per trajectory, ``O_j`` empty): the paper's premise that the agent "integrates new
+information into their plan as they act" taken out, the rest of the model (softmax over next-step
+cost-to-go, the true walls bounding the moves, the prior) unchanged.
 """
 from __future__ import annotations
 
@@ -40,11 +46,13 @@ class TrajStructure:
     chosen: np.ndarray      # (T,) index into cand of the step taken
 
 
-def structure(world: World, path: list[int]) -> TrajStructure:
-    """Split a trajectory into seen-set segments and record each step's candidates."""
+def structure(world: World, path: list[int], replanning: bool = True) -> TrajStructure:
+    """Split a trajectory into seen-set segments and record each step's candidates. Without
+    ``replanning`` (the static navigator) nothing seen enters the plan: one segment, ``O`` empty."""
     true_blocked = world.true_blocked()
     seen = np.zeros(world.n_walls, dtype=bool)
-    observe(world, path[0], seen)
+    if replanning:
+        observe(world, path[0], seen)
     segs = [seen.copy()]
     seg, cand, chosen = [], [], []
     for t in range(len(path) - 1):
@@ -53,7 +61,7 @@ def structure(world: World, path: list[int]) -> TrajStructure:
         seg.append(len(segs) - 1)
         cand.append(cs + [-1] * (4 - len(cs)))
         chosen.append(cs.index(nxt))
-        if observe(world, nxt, seen):
+        if replanning and observe(world, nxt, seen):
             segs.append(seen.copy())
     return TrajStructure(path[-1], np.array(segs), np.array(seg, dtype=np.int64),
                          np.array(cand, dtype=np.int64).reshape(-1, 4), np.array(chosen, dtype=np.int64))
@@ -70,10 +78,10 @@ class State:
 class Model:
     """The trajectories of one agent in one world, as a likelihood over knowledge sets."""
 
-    def __init__(self, world: World, paths: list[list[int]], beta: float):
-        self.world, self.beta = world, float(beta)
+    def __init__(self, world: World, paths: list[list[int]], beta: float, replanning: bool = True):
+        self.world, self.beta, self.replanning = world, float(beta), bool(replanning)
         self.N = world.H * world.W
-        self.trajs = [structure(world, p) for p in paths]
+        self.trajs = [structure(world, p, replanning) for p in paths]
         self.row_traj, self.row_seen = [], []
         step_row, cand, chosen = [], [], []
         for k, tr in enumerate(self.trajs):

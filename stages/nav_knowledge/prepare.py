@@ -1,10 +1,13 @@
-"""nav_knowledge prepare: worlds, the agents' knowledge sets and their trajectories.
+"""nav_knowledge prepare: worlds, the agents' knowledge sets and their trajectories, per verdict seed.
 
-For each of ``agents`` agents: a ``grid x grid`` world with ``n_walls`` wall segments, a knowledge
-set (each segment known w.p. ``p_known``) and ``trajectories`` walks of the noisy-rational,
-optimistic, replanning agent (stages/nav_knowledge/world.py) between random start/goal pairs; the
-last ``held_out`` walks are held out. Generated locally (the paper's human data are not used).
-Writes data/nav_knowledge/worlds.json and reports/nav_knowledge/prepare.json.
+A verdict seed is one independent repetition of the whole experiment. For every seed of the
+profile (``ctx.seeds``) and each of ``agents`` agents: a ``grid x grid`` world with ``n_walls``
+wall segments, a knowledge set (each segment known w.p. ``p_known``) and ``trajectories`` walks of
+the noisy-rational, optimistic, replanning agent (stages/nav_knowledge/world.py) between random
+start/goal pairs; the last ``held_out`` walks are held out. Generated locally (the paper's human
+data are not used); a seed's agents depend on that seed alone.
+Writes data/nav_knowledge/worlds.json (``seeds``: seed -> agents) and
+reports/nav_knowledge/prepare.json (per seed: walk lengths, replans, known share).
 """
 from __future__ import annotations
 
@@ -15,7 +18,7 @@ from .paths import PREPARE_METRICS, WORLDS
 
 
 def generate(p, seed: int) -> list[dict]:
-    """The agents of one run (deterministic in ``seed``)."""
+    """The agents of one verdict seed (deterministic in ``seed``)."""
     import numpy as np
 
     from .world import make_world, pick_start_goal, simulate
@@ -37,22 +40,30 @@ def generate(p, seed: int) -> list[dict]:
     return agents
 
 
+def summary(agents: list[dict]) -> dict:
+    """What prepare.json reports of one seed's agents."""
+    import numpy as np
+
+    lens = [len(x) - 1 for a in agents for x in a["paths"]]
+    return {"agents": len(agents), "trajectories": len(lens), "steps_mean": float(np.mean(lens)),
+            "reached_share": float(np.mean([r for a in agents for r in a["reached"]])),
+            "replans_mean": float(np.mean([r for a in agents for r in a["replans"]])),
+            "known_share": float(np.mean([k for a in agents for k in a["known"]]))}
+
+
 def main() -> None:
     with stage("nav_knowledge", "prepare", NavKnowledgeParams) as ctx:
-        import numpy as np
-
         from stages.common.io import write_json
+        from stages.common.seeds import per_seed_metrics
 
         p = ctx.params.prepare
-        agents = generate(p, ctx.seed)
-        lens = [len(x) - 1 for a in agents for x in a["paths"]]
-        write_json(ctx.path(WORLDS), {"params": p.model_dump(), "agents": agents})
-        summary = {"agents": len(agents), "trajectories": len(lens), "steps_mean": float(np.mean(lens)),
-                   "reached_share": float(np.mean([r for a in agents for r in a["reached"]])),
-                   "replans_mean": float(np.mean([r for a in agents for r in a["replans"]])),
-                   "known_share": float(np.mean([k for a in agents for k in a["known"]]))}
-        print(f"  {summary}", flush=True)
-        write_json(ctx.path(PREPARE_METRICS), summary)
+        worlds, per_seed = {}, {}
+        for seed in ctx.seeds:
+            worlds[str(seed)] = generate(p, seed)
+            per_seed[seed] = summary(worlds[str(seed)])
+            print(f"  seed {seed}: {per_seed[seed]}", flush=True)
+        write_json(ctx.path(WORLDS), {"params": p.model_dump(), "seeds": worlds})
+        write_json(ctx.path(PREPARE_METRICS), per_seed_metrics(per_seed))
 
 
 if __name__ == "__main__":

@@ -1,6 +1,8 @@
-"""nav_knowledge replan: incremental replanning (LPA*) vs recomputing the distance field.
+"""nav_knowledge replan: incremental replanning (LPA*) vs recomputing the distance field, per
+verdict seed.
 
-For each grid side in ``sizes``: a world whose wall segments cover ``wall_frac`` of the cells, an
+For each verdict seed (``ctx.seeds``: the seed draws the benchmark's worlds and walks) and grid
+side in ``sizes``: a world whose wall segments cover ``wall_frac`` of the cells, an
 agent knowing ``p_known`` of them walks (nearly greedily, beta = 10) from a start to a goal at
 least ``size`` moves apart (new walks until ``max_events`` events or 20 walks), replanning whenever it sees a wall it did not know. The first
 ``max_events`` replanning events are replayed four ways, each the best of ``repeats`` timings:
@@ -8,8 +10,11 @@ our incremental repair (``planner.repair``: the two-phase Ramalingam-Reps update
 LPA* alone (``planner.lpa_update``), our Dijkstra from scratch (pure Python, binary heap)
 and ``scipy.sparse.csgraph.dijkstra`` (C) from scratch, timed on the call alone and with building
 its CSR graph. Every repaired field is compared with both from-scratch fields (exact equality,
-inf included). Timings vary run to run, so they live in reports/nav_knowledge/replan.json (which
-the determinism test leaves out), and evaluate copies them into the metrics.
+inf included); a field that differs stops the stage (a planner bug: the timings would compare
+different answers). Timings vary run to run and with the machine's load, so they live in
+reports/nav_knowledge/replan.json (``per_seed`` beside the mean over the seeds; the determinism
+test leaves it out), and evaluate copies them into the metrics. replan.csv holds the mean over the
+seeds of each size's ms per event.
 """
 from __future__ import annotations
 
@@ -64,8 +69,8 @@ def events_for(size: int, rp, seed: int) -> tuple:
     return world, events[:rp.max_events]
 
 
-def bench_size(size: int, rp, seed: int) -> dict:
-    """Timings and the exactness check at one grid size."""
+def bench_size(size: int, rp, seed: int, log=None) -> dict:
+    """Timings and the exactness check at one grid size (``log``: a progress line between them)."""
     import numpy as np
 
     from .planner import dijkstra, grid_csr, lpa_update, repair, scipy_field
@@ -83,6 +88,8 @@ def bench_size(size: int, rp, seed: int) -> dict:
         ref = np.array(dijkstra(nbrs, blocked, goal))
         same = all(np.array_equal(np.array(x), ref) for x in (d, d_lpa, scipy_field(size, size, blocked, goal)))
         max_diff = max(max_diff, 0.0 if same else float("inf"))
+    if log:
+        log(f"  seed {seed}, {size:4d}^2: {len(events)} events checked against both from-scratch fields; timing")
 
     def incremental(fn) -> float:
         best = float("inf")
@@ -110,10 +117,17 @@ def bench_size(size: int, rp, seed: int) -> dict:
             "speedup_vs_scipy_with_graph": t_scipy_build / t_inc}
 
 
-def run(rp, seed: int, progress: bool = True) -> dict:
-    from tqdm import tqdm
-
-    rows = [bench_size(s, rp, seed) for s in tqdm(rp.sizes, desc="grid sizes", disable=not progress)]
+def run(rp, seed: int, log=None) -> dict:
+    """Every grid size of one seed; ``log`` (e.g. print) gets progress lines and each size's figures."""
+    rows = []
+    for size in rp.sizes:
+        r = bench_size(size, rp, seed, log)
+        rows.append(r)
+        if log and r["events"]:
+            log(f"  seed {seed}, {r['size']:4d}^2: {r['events']} events, identical={r['identical']}, incremental "
+                f"{r['incremental_ms']:.3f} ms (LPA* alone {r['lpa_ms']:.3f}), Dijkstra {r['dijkstra_ms']:.3f} ms "
+                f"({r['speedup_vs_dijkstra']:.1f}x), scipy {r['scipy_ms']:.3f} ms "
+                f"({r['speedup_vs_scipy']:.1f}x; {r['speedup_vs_scipy_with_graph']:.1f}x with its graph build)")
     by = {r["size"]: r for r in rows}
     timed = [r for r in rows if r["events"]]
     largest = max(timed, key=lambda r: r["size"])
@@ -133,23 +147,37 @@ def run(rp, seed: int, progress: bool = True) -> dict:
             "speedup_vs_dijkstra_largest": largest["speedup_vs_dijkstra"]}
 
 
+CSV_KEYS = ("incremental_ms", "lpa_ms", "dijkstra_ms", "scipy_ms", "scipy_with_graph_ms")
+
+
+def run_seed(rp, seed: int) -> dict:
+    """One verdict seed's benchmark, printed per size; a repaired field that differs from the
+    from-scratch ones raises (a planner bug)."""
+    out = run(rp, seed, log=lambda line: print(line, flush=True))
+    if not out["identical_all"]:
+        bad = [r["size"] for r in out["sizes"] if r["events"] and not r["identical"]]
+        raise RuntimeError(f"seed {seed}: a repaired distance field differs from the from-scratch one at "
+                           f"grid sides {bad}: a planner bug")
+    return out
+
+
 def main() -> None:
     with stage("nav_knowledge", "replan", NavKnowledgeParams) as ctx:
+        import numpy as np
+
         from stages.common.io import write_json
         from stages.common.plots import write_csv
+        from stages.common.seeds import per_seed_metrics, run_seeds
 
-        out = run(ctx.params.replan, ctx.seed)
-        for r in out["sizes"]:
-            if r["events"]:
-                print(f"  {r['size']:4d}^2: {r['events']} events, identical={r['identical']}, incremental "
-                      f"{r['incremental_ms']:.3f} ms (LPA* alone {r['lpa_ms']:.3f}), Dijkstra {r['dijkstra_ms']:.3f} ms "
-                      f"({r['speedup_vs_dijkstra']:.1f}x), scipy {r['scipy_ms']:.3f} ms "
-                      f"({r['speedup_vs_scipy']:.1f}x; {r['speedup_vs_scipy_with_graph']:.1f}x with its graph build)",
-                      flush=True)
-        write_csv(ctx.path(REPLAN_CSV), [{k: r[k] for k in ("size", "incremental_ms", "lpa_ms", "dijkstra_ms",
-                                                            "scipy_ms", "scipy_with_graph_ms")}
-                                         for r in out["sizes"] if r["events"]])
-        write_json(ctx.path(REPLAN_METRICS), out)
+        rp = ctx.params.replan
+        out = run_seeds(ctx.seeds, lambda s: run_seed(rp, s), what="seed")
+        rows = []
+        for size in rp.sizes:
+            timed = [r for o in out.values() for r in o["sizes"] if r["size"] == size and r["events"]]
+            if timed:
+                rows.append({"size": size, **{k: float(np.mean([r[k] for r in timed])) for k in CSV_KEYS}})
+        write_csv(ctx.path(REPLAN_CSV), rows)
+        write_json(ctx.path(REPLAN_METRICS), per_seed_metrics(out))
 
 
 if __name__ == "__main__":

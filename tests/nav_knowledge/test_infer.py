@@ -83,3 +83,51 @@ def test_samplers_match_exact_posterior_on_a_tiny_world():
 def test_ess_bounds():
     assert ess(np.zeros(10)) == pytest.approx(10)
     assert ess(np.array([0.0, -1e9, -1e9])) == pytest.approx(1)
+
+
+def test_static_navigator_ignores_what_it_sees():
+    """The control's model: one segment per trajectory whose field is the knowledge set's alone,
+    where the replanning model adds the walls seen on the way (more segments, other fields)."""
+    from stages.nav_knowledge.planner import dijkstra
+
+    w, known, paths = _agent(5)
+    rep, static = Model(w, paths, 3.0), Model(w, paths, 3.0, replanning=False)
+    assert len(static.row_traj) == len(paths) and not static.row_seen.any()
+    assert len(rep.row_traj) > len(paths)                       # this agent saw walls on the way
+    s = static.state(known)
+    for k, p in enumerate(paths):
+        assert np.array_equal(s.mat[k, :-1], np.array(dijkstra(w.nbrs, w.blocked(known), p[-1])))
+    assert static.n_steps == rep.n_steps and np.array_equal(static.cand, rep.cand)
+    assert not np.allclose(s.ll, rep.state(known).ll)           # the two likelihoods differ
+    flipped = static.flipped(s, 0)
+    np.testing.assert_allclose(flipped.ll, static.state(flipped.known).ll, rtol=0, atol=1e-12)
+
+
+def test_static_navigator_reads_a_detour_as_knowledge():
+    """A corridor 3 cells high, a wall across its middle two rows. The agent walks straight at it
+    (it did not know the wall), sees it, and goes round: the replanning model explains the walk
+    best without the wall known; the static model, which cannot use the sighting, prefers it
+    known (the detour is then planned from the start)."""
+    H, W = 3, 7
+    cell_wall = np.full(H * W, -1)
+    cell_wall[[0 * W + 3, 1 * W + 3]] = 0                      # wall on rows 0-1 of column 3
+    world = World(H, W, cell_wall, [[3, W + 3]], grid_neighbours(H, W))
+    path = [W + 0, W + 1, W + 2, 2 * W + 2, 2 * W + 3, 2 * W + 4, W + 4, W + 5, W + 6]
+    rep, static = Model(world, [path], 3.0), Model(world, [path], 3.0, replanning=False)
+    ll = {(name, k): m.state(np.array([k])).ll.sum() for name, m in (("rep", rep), ("static", static))
+          for k in (False, True)}
+    assert ll[("rep", False)] > ll[("rep", True)]
+    assert ll[("static", True)] > ll[("static", False)]
+
+
+def test_prior_mixture_and_point_masses_in_predictive_nll():
+    """A mixture of one state repeated is that state's NLL; a mixture's NLL lies between its
+    components' (log-sum-exp of weighted probabilities)."""
+    w, known, paths = _agent(11)
+    one = predictive_nll(w, paths[:1], 3.0, known[None], np.ones(1))
+    assert predictive_nll(w, paths[:1], 3.0, np.repeat(known[None], 5, 0), np.full(5, 0.2)) == pytest.approx(one)
+    other = ~known
+    two = predictive_nll(w, paths[:1], 3.0, other[None], np.ones(1))
+    mix = predictive_nll(w, paths[:1], 3.0, np.stack([known, other]), np.array([0.5, 0.5]))
+    assert min(one, two) - 1e-12 <= mix <= max(one, two) + 1e-12
+    assert mix == pytest.approx(-np.log(0.5 * np.exp(-one) + 0.5 * np.exp(-two)))

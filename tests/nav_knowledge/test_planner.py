@@ -107,3 +107,33 @@ def test_wall_cutting_a_corridor_makes_the_far_side_unreachable():
     blocked[2] = True
     assert block_update(nb, blocked, 0, d, [2]) == 3
     assert d == [0, 1, INF, INF, INF]
+
+
+@pytest.mark.parametrize("seed", [1000, 1001])
+def test_every_benchmark_event_is_repaired_exactly(seed):
+    """What the retired ledger row replan_identical measured, as a test of the code: every
+    replanning event of the benchmark's walks, replayed with the two-phase repair and with LPA*
+    alone, gives the from-scratch field of our Dijkstra and of scipy's, inf included."""
+    from stages.nav_knowledge.params import ReplanParams
+    from stages.nav_knowledge.replan import bench_size, events_for
+
+    rp = ReplanParams(sizes=[24, 64], wall_frac=0.12, wall_len=[3, 10], p_known=0.5, max_events=12, repeats=1)
+    for size in rp.sizes:
+        _, events = events_for(size, rp, seed)
+        assert events
+        r = bench_size(size, rp, seed)
+        assert r["identical"] and r["events"] == len(events)
+
+
+def test_a_wrong_repair_is_caught_by_the_benchmark(monkeypatch):
+    """The benchmark's exactness check can fail: a repair that leaves the field as it was is
+    reported not identical, and the stage's seed run stops on it."""
+    import stages.nav_knowledge.planner as planner
+    from stages.nav_knowledge.params import ReplanParams
+    from stages.nav_knowledge.replan import bench_size, run_seed
+
+    rp = ReplanParams(sizes=[64], wall_frac=0.12, wall_len=[3, 10], p_known=0.5, max_events=4, repeats=1)
+    monkeypatch.setattr(planner, "repair", lambda nbrs, blocked, goal, dist, changed: 0)
+    assert bench_size(64, rp, 1000)["identical"] is False
+    with pytest.raises(RuntimeError, match="differs from the from-scratch one at grid sides \\[64\\]"):
+        run_seed(rp, 1000)
