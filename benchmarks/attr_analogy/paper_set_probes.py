@@ -1,5 +1,7 @@
-"""attr_analogy diagnostics behind claim ``logm_more_stable`` (the "more stable" check on
-the paper's analogy sets T(k1, k2)): not a speed benchmark.
+"""attr_analogy diagnostics behind the retired claim ``logm_more_stable`` (the "more stable" check
+on the paper's analogy sets T(k1, k2), replaced by ``logm_keeps_more_of_its_peak``): not a speed
+benchmark. Resampling uses a calibration seed (>= 1000; the one-seed figures quoted in that
+claim's note were drawn with seed 0 before the claims contract v2).
 
     python benchmarks/attr_analogy/paper_set_probes.py [--spread broad] [--pairs 2e6 2e7 1e8]
 
@@ -43,9 +45,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--spread", default="broad")
     ap.add_argument("--pairs", type=float, nargs="+", default=[2e6, 2e7, 1e8])
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--seed", type=int, default=1000, help="calibration seed (>= 1000) of the resampled corpora")
     ap.add_argument("--smoke", action="store_true", help="tiny sizes: checks the script still runs (CI)")
     a = ap.parse_args()
+    if a.seed < 1000:
+        raise SystemExit("benchmarks use calibration seeds >= 1000 only (the verdict seeds are < 1000)")
 
     if a.smoke:
         tmp = tempfile.TemporaryDirectory(prefix="attr_analogy_smoke_")

@@ -1,8 +1,12 @@
 """attr_analogy evaluate: the figures the claims read, the plots.
 
 reports/attr_analogy/metrics.json is what claims.yaml reads; every figure there is computed
-here from data/attr_analogy/results.json (written by the train step). Plots: accuracy vs k
-(exact and sampled, M and log M), the pair-removal ablation, the noise sweep, real text.
+here from data/attr_analogy/results.json (written by the train step). Per verdict seed
+(``per_seed``, :func:`stages.common.seeds.per_seed_metrics`) the figures of that seed's corpora
+beside the exact model's (the same on every seed); at the top level the mean over the seeds of
+every figure and the real-text figures (no draw). Plots: accuracy vs k (exact and sampled, M and
+log M; sampled curves the mean over the seeds, each seed a thin line), the control (the
+attribute mixture), the pair-removal ablation, the noise sweep, real text.
 """
 from __future__ import annotations
 
@@ -10,12 +14,14 @@ from stages.common.runtime.stage import stage
 
 from .params import AttrParams
 from .paths import (
+    CSV_CONTROL,
     CSV_K,
     CSV_NOISE,
     CSV_REALTEXT,
     CSV_REMOVAL,
     CSV_REMOVAL_EXACT,
     METRICS,
+    PLOT_CONTROL,
     PLOT_K,
     PLOT_NOISE,
     PLOT_REALTEXT,
@@ -91,42 +97,78 @@ def window_stats(curve: list, lo: int, hi: int) -> dict:
     return {"best": w[j], "best_at": lo + j, "mean": sum(w) / len(w), "drop": w[j] - w[-1]}
 
 
+def retained_share(curve: list, lo: int, hi: int, late: int) -> float:
+    """The share of its peak over ks[lo..hi] that a curve keeps at high embedding dimension: the
+    mean over the window's upper part ks[late..hi] over the best of ks[lo..hi] (1: it saturates,
+    keeps all; 0: lost). A curve at 0 throughout has no analogy structure to keep: 0."""
+    best = max(curve[lo:hi + 1])
+    w = curve[late:hi + 1]
+    return (sum(w) / len(w)) / best if best > 0 else 0.0
+
+
+WINDOW_KEYS = ("best_diff", "mean_diff", "drop_margin", "retained_margin")
+
+
+def window_block(curves: dict, ks: list, K: int) -> dict:
+    """(iii) over the window k in [K+1, 3K], per setting ({setting: (log M curve, M curve)} over
+    ``ks``): each curve's best and its k, mean, drop from the peak to k = 3K (absolute and as a
+    share of the peak), mean over the window's upper half [2K+1, 3K] and the share of the peak it
+    keeps (:func:`retained_share`); then log M - M of the best and the mean, M's drop - log M's
+    (``drop_margin``) and log M's kept share - M's (``retained_margin``). The minimum over the
+    settings of each, and (``sampled``) over the sampled settings alone."""
+    i1, i3 = ks.index(K + 1), ks.index(3 * K)
+    late = ks.index(2 * K + 1)
+    settings = {}
+    for setting, (L, M) in curves.items():
+        st = {"logM_acc_K1": L[i1], "M_acc_K1": M[i1], "logM_acc_3K": L[i3], "M_acc_3K": M[i3]}
+        for mat, curve in (("logM", L), ("M", M)):
+            w = window_stats(curve, i1, i3)
+            st.update({f"{mat}_best": w["best"], f"{mat}_best_k": ks[w["best_at"]],
+                       f"{mat}_mean": w["mean"], f"{mat}_drop": w["drop"],
+                       f"{mat}_drop_of_peak": w["drop"] / w["best"] if w["best"] > 0 else None,
+                       f"{mat}_late_mean": sum(curve[late:i3 + 1]) / (i3 + 1 - late),
+                       f"{mat}_retained": retained_share(curve, i1, i3, late)})
+        st["best_diff"] = st["logM_best"] - st["M_best"]
+        st["mean_diff"] = st["logM_mean"] - st["M_mean"]
+        st["drop_margin"] = st["M_drop"] - st["logM_drop"]
+        st["retained_margin"] = st["logM_retained"] - st["M_retained"]
+        settings[setting] = st
+    block: dict = {"settings": settings, "late": [2 * K + 1, 3 * K]}
+
+    def mins(names):
+        out = {}
+        for key in WINDOW_KEYS:
+            worst = min(names, key=lambda n: settings[n][key])
+            out[f"{key}_min"] = settings[worst][key]
+            out[f"{key}_argmin"] = worst
+        return out
+
+    block.update(mins(list(settings)))
+    sampled = [n for n in settings if n.startswith("sampled_")]
+    if sampled:
+        block["sampled"] = mins(sampled)
+    return block
+
+
 def paper_set_metrics(res: dict, scoring: str) -> dict:
     """(iii) and (iv) on the paper's analogy sets T(k1, k2) (Sec. 6).
 
-    (iii), the paper's comparison (Sec. 6, Fig. 2d; App. A4, Figs. 6 and 7: the exact model,
-    accuracy averaged over all T sets, log M's curve against M's): log M - M at every k >= K+1,
-    exact model, both spreads. The checks that replaced the first ones, on each of the four
-    settings (exact and sampled, both spreads) over k in [K+1, 3K]: log M's best >= M's best, log M's mean > M's mean,
-    log M's drop from its peak to k = 3K <= M's; the minimum over settings of each difference.
-    (iv): :func:`removal_exact_metrics` (the paper's Sec. 9 removal) and
+    (iii): log M - M at every k >= K+1, exact model and sampled corpora (``logm_minus_m``), and
+    over k in [K+1, 3K] on each of the four settings (exact and sampled, both spreads;
+    :func:`window_block`). (iv): :func:`removal_exact_metrics` (the paper's Sec. 9 removal) and
     :func:`removal_sampled_metrics` (the corpus removal on the small sampled corpus)."""
     K, ks = res["K"], res["ks"]
-    i1, i3 = ks.index(K + 1), ks.index(3 * K)
+    i1 = ks.index(K + 1)
     out: dict = {"n_analogies": res["n_paper_set"], "base_words_per_pair": res["pair_base_words"],
                  "window": [K + 1, 3 * K]}
-    diffs, settings, acc_k1 = [], {}, {}
+    diffs, curves, acc_k1 = [], {}, {}
     for name, r in res["spreads"].items():
         for source in ("exact", "sampled"):
             L, M = (r[source]["paper_set"][mat][scoring] for mat in ("logM", "M"))
             diffs += [(L[i] - M[i], ks[i], source, name) for i in range(i1, len(ks))]
-            st = {"logM_acc_K1": L[i1], "M_acc_K1": M[i1], "logM_acc_3K": L[i3], "M_acc_3K": M[i3]}
-            for mat, curve in (("logM", L), ("M", M)):
-                w = window_stats(curve, i1, i3)
-                st.update({f"{mat}_best": w["best"], f"{mat}_best_k": ks[w["best_at"]],
-                           f"{mat}_mean": w["mean"], f"{mat}_drop": w["drop"],
-                           f"{mat}_drop_of_peak": w["drop"] / w["best"] if w["best"] > 0 else None})
-            st["best_diff"] = st["logM_best"] - st["M_best"]
-            st["mean_diff"] = st["logM_mean"] - st["M_mean"]
-            st["drop_margin"] = st["M_drop"] - st["logM_drop"]
-            settings[f"{source}_{name}"] = st
+            curves[f"{source}_{name}"] = (L, M)
             acc_k1[f"{source}_{name}"] = L[i1]
-    window = {"settings": settings}
-    for key in ("best_diff", "mean_diff", "drop_margin"):
-        worst = min(settings, key=lambda n: settings[n][key])
-        window[f"{key}_min"] = settings[worst][key]
-        window[f"{key}_argmin"] = worst
-    out["window"] = window
+    out["window"] = window_block(curves, ks, K)
     out["exact_logM_acc_K1_min"] = min(v for n, v in acc_k1.items() if n.startswith("exact_"))
 
     lmm: dict = {"ks_from": ks[i1], "ks_to": ks[-1]}
@@ -145,6 +187,50 @@ def paper_set_metrics(res: dict, scoring: str) -> dict:
     out["removal_exact"] = removal_exact_metrics(res["removal_exact"], K, scoring)
     out["removal_sampled"] = removal_sampled_metrics(res["removal"], K, res["V"], scoring)
     return out
+
+
+def control_metrics(res: dict, scoring: str) -> dict:
+    """The control of the (iii) checks, the attribute mixture of the same p_k and s_k (each pair
+    correlated through one attribute: the attributes add up in M instead of multiplying), by the
+    same window figures (:func:`window_block`) on its exact model and its sampled corpora."""
+    K = res["K"]
+    curves, ks = {}, None
+    for name, r in res["control"].items():
+        for source in ("exact", "sampled"):
+            c = r[source]
+            ks = c["ks"]
+            curves[f"{source}_{name}"] = (c["paper_set"]["logM"][scoring], c["paper_set"]["M"][scoring])
+    out = {"paper_set": {"window": window_block(curves, ks, K)}}
+    out["exact_M_rank"] = {name: r["exact"]["M_rank"] for name, r in res["control"].items()}
+    return out
+
+
+def seed_view(res: dict, seed) -> dict:
+    """One verdict seed's results in the layout the metrics read: the shared exact-model curves,
+    removal and real text beside the seed's own sampled curves, removal ablation, noise sweep
+    and control corpora."""
+    r, sh = res["per_seed"][str(seed)], res["shared"]
+    spreads = {name: {"exact": sh["spreads"][name]["exact"], "sampled": r["spreads"][name]["sampled"],
+                      "corpus": r["spreads"][name]["corpus"]} for name in res["spread_order"]}
+    control = {name: {"exact": sh["control"][name]["exact"], "sampled": r["control"][name]["sampled"],
+                      "corpus": r["control"][name]["corpus"]} for name in res["spread_order"]}
+    return {**{k: res[k] for k in ("K", "V", "ks", "n_paper_set", "pair_base_words", "saturation_corpus")},
+            "spreads": spreads, "control": control, "removal": r["removal"],
+            "removal_exact": sh["removal_exact"], "noise": r["noise"]}
+
+
+def seed_metrics(view: dict) -> dict:
+    """Every figure of one verdict seed (the claims read these per seed)."""
+    m = {**claim_metrics(view, "eq13"), "exclude_abc": claim_metrics(view, "3cosadd"),
+         "control": control_metrics(view, "eq13"), "noise": noise_metrics(view["noise"], "eq13")}
+    m["control"]["exclude_abc"] = control_metrics(view, "3cosadd")
+    for name, r in view["spreads"].items():
+        m["exact"][name]["logM_rank"] = r["exact"]["logM_rank"]
+        m["sampled"][name]["zero_cells"] = r["corpus"]["zero_cells"]
+        m["sampled"][name]["pairs"] = r["corpus"]["pairs"]
+    for name, r in view["control"].items():
+        m["control"][f"zero_cells_{name}"] = r["corpus"]["zero_cells"]
+    return m
 
 
 def removal_exact_metrics(rx: dict, K: int, scoring: str) -> dict:
@@ -270,56 +356,81 @@ def realtext_metrics(rt: dict, k_report: int, level: float) -> dict:
     return out
 
 
+def _mean_curves(curves: list) -> list:
+    """The mean over seeds of same-length curves."""
+    return [sum(v) / len(v) for v in zip(*curves)]
+
+
 def main() -> None:
     with stage("attr_analogy", "evaluate", AttrParams) as ctx:
         import json
+        import time
 
         import numpy as np
 
         from stages.common.io import write_json
         from stages.common.plots import new_figure, save_png, write_csv
+        from stages.common.seeds import per_seed_metrics
 
         from .model import wilson_interval
 
+        t0 = time.perf_counter()
         res = json.loads(ctx.path(RESULTS).read_text())
         K, ks = res["K"], res["ks"]
-        m = {"K": K, "V": res["V"], "n_analogies": res["n_analogies"], "power": res["power"],
-             **claim_metrics(res, "eq13"),
-             "exclude_abc": claim_metrics(res, "3cosadd"),
-             "noise": noise_metrics(res["noise"], "eq13"),
-             "realtext": realtext_metrics(res["realtext"], ctx.params.evaluate.k_report,
-                                          ctx.params.evaluate.ci_level)}
-        for name, r in res["spreads"].items():
-            m["exact"][name]["logM_rank"] = r["exact"]["logM_rank"]
-            m["sampled"][name]["zero_cells"] = r["corpus"]["zero_cells"]
-            m["sampled"][name]["pairs"] = r["corpus"]["pairs"]
+        seeds = [int(s) for s in res["per_seed"]]
+        if seeds != list(ctx.seeds):
+            raise ValueError(f"data/attr_analogy/results.json holds seeds {seeds}, the profile's verdict seeds "
+                             f"are {list(ctx.seeds)}: run `dvc repro stages/attr_analogy/dvc.yaml:attr_analogy-train`")
+        views = {s: seed_view(res, s) for s in seeds}
+        per = {}
+        for s in seeds:
+            per[s] = seed_metrics(views[s])
+            print(f"    seed {s}: metrics ({time.perf_counter() - t0:.1f}s)", flush=True)
+        m = per_seed_metrics(per, K=K, V=res["V"], n_analogies=res["n_analogies"], power=res["power"],
+                             analogy_seed=res["analogy_seed"],
+                             realtext=realtext_metrics(res["shared"]["realtext"], ctx.params.evaluate.k_report,
+                                                       ctx.params.evaluate.ci_level))
         write_json(ctx.path(METRICS), m)
 
         # ---- accuracy vs k ------------------------------------------------------------
         names = res["spread_order"]
+
+        def sampled_mean(name, part, mat, sc):
+            return _mean_curves([views[s]["spreads"][name]["sampled"][part][mat][sc] if part
+                                 else views[s]["spreads"][name]["sampled"][mat][sc] for s in seeds])
+
         fig, axes = new_figure(2, len(names), figsize=(5.4 * len(names), 8.5), squeeze=False)
         colours = {"M": "tab:blue", "logM": "tab:orange"}
         for col, name in enumerate(names):
             for row, source in enumerate(("exact", "sampled")):
                 ax = axes[row][col]
-                r = res["spreads"][name][source]
                 for mat in MATS:
-                    for curves, sc, style, what in ((r["paper_set"], "eq13", "-", "paper's T(k1,k2), Eq. 13"),
-                                                    (r["paper_set"], "3cosadd", ":", "T(k1,k2), excl. a,b,c"),
-                                                    (r, "eq13", "--", "flips, Eq. 13")):
-                        ax.plot(ks, curves[mat][sc], style, color=colours[mat], lw=1.6 if style == "-" else 1.0,
+                    for part, sc, style, what in (("paper_set", "eq13", "-", "paper's T(k1,k2), Eq. 13"),
+                                                  ("paper_set", "3cosadd", ":", "T(k1,k2), excl. a,b,c"),
+                                                  (None, "eq13", "--", "flips, Eq. 13")):
+                        if source == "exact":
+                            r = res["shared"]["spreads"][name]["exact"]
+                            y = (r[part] if part else r)[mat][sc]
+                        else:
+                            y = sampled_mean(name, part, mat, sc)
+                        ax.plot(ks, y, style, color=colours[mat], lw=1.6 if style == "-" else 1.0,
                                 label=f"{'log M' if mat == 'logM' else 'M'}: {what}")
+                    if source == "sampled":
+                        for s in seeds:
+                            ax.plot(ks, views[s]["spreads"][name]["sampled"]["paper_set"][mat]["eq13"], "-",
+                                    color=colours[mat], lw=0.4, alpha=0.5)
                 ax.axvline(K + 1, color="grey", lw=0.8, ls=":")
                 ax.axvspan(K + 1, 3 * K, color="grey", alpha=0.08)
                 ax.set_xscale("log")
                 ax.set_ylim(-0.02, 1.02)
-                extra = (f", {r_pairs(res, name)} pairs" if source == "sampled" else "")
+                extra = (f", {r_pairs(res, name)} pairs, mean of {len(seeds)} seeds (thin: each seed, T set)"
+                         if source == "sampled" else "")
                 ax.set_title(f"{source} model, {name} s_k spread{extra}", fontsize=9)
                 ax.set_xlabel("k (top eigenvectors kept)")
                 ax.set_ylabel("analogy accuracy")
                 ax.grid(True, alpha=0.3)
         axes[0][0].legend(fontsize=7)
-        fig.suptitle(f"Analogy accuracy, K = {K} attributes (dotted line: k = K+1; band: K+1..3K, issue 20's window)")
+        fig.suptitle(f"Analogy accuracy, K = {K} attributes (dotted line: k = K+1; band: K+1..3K, the (iii) window)")
         fig.tight_layout()
         save_png(fig, ctx.path(PLOT_K))
         rows = []
@@ -329,33 +440,68 @@ def main() -> None:
                 for source in ("exact", "sampled"):
                     for mat in MATS:
                         for sc in ("eq13", "3cosadd"):
-                            row[f"{source}_{name}_{mat}_{sc}"] = res["spreads"][name][source][mat][sc][i]
-                            row[f"paper_set_{source}_{name}_{mat}_{sc}"] = \
-                                res["spreads"][name][source]["paper_set"][mat][sc][i]
+                            for part, prefix in ((None, ""), ("paper_set", "paper_set_")):
+                                if source == "exact":
+                                    r = res["shared"]["spreads"][name]["exact"]
+                                    v = (r[part] if part else r)[mat][sc][i]
+                                else:
+                                    v = sampled_mean(name, part, mat, sc)[i]
+                                row[f"{prefix}{source}_{name}_{mat}_{sc}"] = v
             rows.append(row)
         write_csv(ctx.path(CSV_K), rows)
 
+        # ---- the control: the attribute mixture --------------------------------------
+        fig, axes = new_figure(1, len(names), figsize=(5.4 * len(names), 4.2), squeeze=False)
+        cks = list(range(1, 3 * K + 1))
+        crow = [{"k": k} for k in cks]
+        for col, name in enumerate(names):
+            ax = axes[0][col]
+            for mat in MATS:
+                ex = res["shared"]["control"][name]["exact"]["paper_set"][mat]["eq13"]
+                sa = _mean_curves([views[s]["control"][name]["sampled"]["paper_set"][mat]["eq13"] for s in seeds])
+                mod = _mean_curves([views[s]["spreads"][name]["sampled"]["paper_set"][mat]["eq13"][:3 * K]
+                                    for s in seeds])
+                label = "log M" if mat == "logM" else "M"
+                ax.plot(cks, ex, ":", color=colours[mat], label=f"{label}: mixture, exact")
+                ax.plot(cks, sa, "-", color=colours[mat], lw=1.6, label=f"{label}: mixture, sampled (mean of seeds)")
+                ax.plot(cks, mod, "--", color=colours[mat], lw=0.9, label=f"{label}: the model, sampled (mean of seeds)")
+                for row, a, b in zip(crow, ex, sa):
+                    row[f"exact_{name}_{mat}_eq13"] = a
+                    row[f"sampled_{name}_{mat}_eq13"] = b
+            ax.axvspan(K + 1, 3 * K, color="grey", alpha=0.08)
+            ax.set_ylim(-0.02, 1.02); ax.grid(True, alpha=0.3)
+            ax.set_xlabel("k"); ax.set_ylabel("accuracy (Eq. 13), T(k1,k2)")
+            ax.set_title(f"control: attribute mixture, {name} s_k spread, {r_pairs(res, name)} pairs", fontsize=9)
+        axes[0][0].legend(fontsize=6)
+        fig.tight_layout()
+        save_png(fig, ctx.path(PLOT_CONTROL))
+        write_csv(ctx.path(CSV_CONTROL), crow)
+
         # ---- removal ----------------------------------------------------------------
-        rm, ps = res["removal"], m["paper_set"]
+        rm = res["per_seed"][str(seeds[0])]["removal"]
+        ps = {mat: {when: _mean_curves([per[s]["paper_set"]["removal_sampled"][mat][when] for s in seeds])
+                    for when in ("before", "after")} for mat in (*MATS, "logM_pruned")}
+        rf = {mat: {when: _mean_curves([per[s]["removal"][mat][when] for s in seeds])
+                    for when in ("before", "after")} for mat in MATS}
         fig, axes = new_figure(1, 2, figsize=(13, 4.4))
         ax = axes[0]
         for mat in MATS:
-            ax.plot(rm["ks"], ps["removal_sampled"][mat]["before"], "-o", ms=3, color=colours[mat],
+            ax.plot(rm["ks"], ps[mat]["before"], "-o", ms=3, color=colours[mat],
                     label=f"{'log M' if mat == 'logM' else 'M'}, T(k1,k2): before")
-            ax.plot(rm["ks"], ps["removal_sampled"][mat]["after"], "--s", ms=3, color=colours[mat],
+            ax.plot(rm["ks"], ps[mat]["after"], "--s", ms=3, color=colours[mat],
                     label=f"{'log M' if mat == 'logM' else 'M'}, T(k1,k2): after removing the relation's pairs")
-            ax.plot(rm["ks"], m["removal"][mat]["after"], ":", color=colours[mat], lw=1.0,
+            ax.plot(rm["ks"], rf[mat]["after"], ":", color=colours[mat], lw=1.0,
                     label=f"{'log M' if mat == 'logM' else 'M'}, flips: after (before: thin)")
-            ax.plot(rm["ks"], m["removal"][mat]["before"], "-", color=colours[mat], lw=0.6)
-        ax.plot(rm["ks"], ps["removal_sampled"]["logM_pruned"]["after"], "-.", color="tab:red", lw=1.2,
+            ax.plot(rm["ks"], rf[mat]["before"], "-", color=colours[mat], lw=0.6)
+        ax.plot(rm["ks"], ps["logM_pruned"]["after"], "-.", color="tab:red", lw=1.2,
                 label="log M, T(k1,k2): log M-hat = 0 on the pairs (paper's Sec. 9)")
-        ax.axvspan(2 * K, 3 * K, color="grey", alpha=0.1, label="issue 20's window [2K, 3K]")
+        ax.axvspan(2 * K, 3 * K, color="grey", alpha=0.1, label="window [2K, 3K]")
         ax.set_xlabel("k"); ax.set_ylabel("accuracy on analogies involving the relation (Eq. 13)")
         ax.set_title(f"Pair removal, sampled corpus of {rm['pairs']} pairs, "
-                     f"{len(rm['relations'])} relations pooled", fontsize=9)
+                     f"{len(rm['relations'])} relations pooled, mean of {len(seeds)} seeds", fontsize=9)
         ax.set_ylim(-0.02, 1.02); ax.grid(True, alpha=0.3); ax.legend(fontsize=6)
         ax = axes[1]
-        rx = res["removal_exact"]
+        rx = res["shared"]["removal_exact"]
         styles = {"strongest": "-", "weakest": "--"}
         spread_colours = dict(zip(names, ("tab:green", "tab:purple", "tab:brown", "tab:olive")))
         ex_rows = [{"k": k} for k in range(1, 3 * K + 1)]
@@ -377,14 +523,13 @@ def main() -> None:
         ax.set_ylim(-0.02, 1.02); ax.grid(True, alpha=0.3); ax.legend(fontsize=6)
         save_png(fig, ctx.path(PLOT_REMOVAL))
         write_csv(ctx.path(CSV_REMOVAL), [
-            {"k": k, **{f"{mat}_{when}": m["removal"][mat][when][j] for mat in MATS for when in ("before", "after")},
-             **{f"paper_set_{mat}_{when}": ps["removal_sampled"][mat][when][j]
-                for mat in MATS for when in ("before", "after")},
-             "paper_set_logM_pruned": ps["removal_sampled"]["logM_pruned"]["after"][j]}
+            {"k": k, **{f"{mat}_{when}": rf[mat][when][j] for mat in MATS for when in ("before", "after")},
+             **{f"paper_set_{mat}_{when}": ps[mat][when][j] for mat in MATS for when in ("before", "after")},
+             "paper_set_logM_pruned": ps["logM_pruned"]["after"][j]}
             for j, k in enumerate(rm["ks"])])
         write_csv(ctx.path(CSV_REMOVAL_EXACT), ex_rows)
 
-        # ---- noise ------------------------------------------------------------------
+        # ---- noise (mean over the seeds) ------------------------------------------------
         titles = {"sigma": "log-normal noise on P(i,j): sigma", "keep": "vocabulary kept (pruning)",
                   "pairs": "pairs drawn from the exact P"}
         fig, axes = new_figure(1, 3, figsize=(14, 4))
@@ -401,11 +546,12 @@ def main() -> None:
             write_csv(ctx.path(CSV_NOISE[kind]), pts)
         axes[0].set_ylabel("analogy accuracy (Eq. 13)")
         axes[0].legend(fontsize=7)
-        fig.suptitle(f"Noise robustness, exact model of the {res['noise']['spread']} spread", fontsize=10)
+        fig.suptitle(f"Noise robustness, exact model of the {res['per_seed'][str(seeds[0])]['noise']['spread']} "
+                     f"spread, mean of {len(seeds)} seeds", fontsize=10)
         save_png(fig, ctx.path(PLOT_NOISE))
 
-        # ---- real text --------------------------------------------------------------
-        rt, mr = res["realtext"], m["realtext"]
+        # ---- real text (no draw: the same for every seed) ---------------------------
+        rt, mr = res["shared"]["realtext"], m["realtext"]
         fig, ax = new_figure(figsize=(6.5, 4.2))
         csv_rows = [{"k": k} for k in rt["ks"]]
         for mat in MATS:
@@ -428,24 +574,24 @@ def main() -> None:
         save_png(fig, ctx.path(PLOT_REALTEXT))
         write_csv(ctx.path(CSV_REALTEXT), csv_rows)
 
-        for key in ("exact", "saturation", "logm_minus_m", "paper_set"):
+        for key in ("exact", "saturation", "logm_minus_m", "paper_set", "control"):
             ctx.run.log_dict(m[key], f"metrics_{key}.json")
-        w, rx_m, rs_m = ps["window"], ps["removal_exact"], ps["removal_sampled"]
-        print(f"  paper's T(k1,k2), {ps['n_analogies']} analogies: (iii) exact log M - M min over k >= K+1 "
-              f"{ps['logm_minus_m']['exact']['min_k_ge_K1']:+.3f}; over [K+1, 3K], four settings: best "
-              f"{w['best_diff_min']:+.3f}, mean {w['mean_diff_min']:+.3f}, drop margin {w['drop_margin_min']:+.3f}; "
-              f"(iv) exact pruned at K+1 {rx_m['pruned_acc_K1_min']:.3f}, pruned/unpruned min "
-              f"{rx_m['pruned_over_unpruned_min']}; sampled after/before min {rs_m['ratio_min']:.3f}, "
-              f"after / chance min {rs_m['after_over_chance_min']:.1f}")
-        print(f"  (i) exact log M at K+1, min over spreads: {m['exact']['logM_acc_K1_min']:.3f}; "
-              f"(ii) sampled log M min over K+1..2K: {m['saturation']['logM_min_K1_2K']:.3f}; "
-              f"(iii) min log M - M: {m['logm_minus_m']['min_k_ge_K1']:+.3f} (k >= K+1), "
-              f"{m['logm_minus_m']['min_k_ge_K3']:+.3f} (k >= K+3); (iv) removal ratio min: "
-              f"{m['removal']['ratio_min']}; real text log M: {mr['logM']['eq13']['hits']}/{mr['covered']}")
+        for s in seeds:
+            ps_s, c_s = per[s]["paper_set"], per[s]["control"]["paper_set"]["window"]["sampled"]
+            w = ps_s["window"]["sampled"]
+            print(f"  seed {s}: (iii) sampled, T(k1,k2), [K+1, 3K]: mean log M - M {w['mean_diff_min']:+.4f} "
+                  f"(control {c_s['mean_diff_min']:+.4f}), kept share of the peak log M - M "
+                  f"{w['retained_margin_min']:+.4f} (control {c_s['retained_margin_min']:+.4f}); "
+                  f"(ii) {per[s]['saturation']['logM_min_K1_2K']:.3f}; (iv) sampled after/before min "
+                  f"{ps_s['removal_sampled']['ratio_min']:.3f}")
+        rx_m = per[seeds[0]]["paper_set"]["removal_exact"]
+        print(f"  exact model (every seed): (i) {per[seeds[0]]['exact']['logM_acc_K1_min']:.3f}; (iv) pruned at K+1 "
+              f"{rx_m['pruned_acc_K1_min']:.3f}, pruned/unpruned min {rx_m['pruned_over_unpruned_min']}; "
+              f"real text log M: {mr['logM']['eq13']['hits']}/{mr['covered']}")
 
 
 def r_pairs(res: dict, name: str) -> str:
-    n = res["spreads"][name]["corpus"]["pairs"]
+    n = res["truth"][name]["pairs"]
     return f"{n / 1e6:g}M" if n >= 1e6 else f"{n / 1e3:g}k"
 
 

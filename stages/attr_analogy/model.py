@@ -92,6 +92,32 @@ def dense_m(p: np.ndarray, s: np.ndarray) -> np.ndarray:
     return M
 
 
+def mixture_m(p: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """M of the attribute MIXTURE, the control of the (iii) checks: each co-occurring pair is
+    correlated through ONE attribute, drawn uniformly (that attribute's pair from Q_k, every other
+    attribute of the two words independent), so the attributes' effects ADD up in M instead of
+    multiplying: with x_k(+1) = sqrt(q_k / p_k), x_k(-1) = -sqrt(p_k / q_k) (mean 0, variance 1),
+
+        m_k(a, b) = 1 + s_k x_k(a) x_k(b),   M_mix(i, j) = (1/K) sum_k m_k(alpha_ik, alpha_jk),
+
+    which is affine in the attributes on either side (rank <= K+1), while the model's M is the
+    product of the m_k. The same marginals p_k and strengths s_k; P_mix(i, j) = P(i) P(j) M_mix
+    (:func:`mixture_joint`) keeps the unigram P(i)."""
+    m = m_factors(p, s)
+    idx = attribute_index(len(p))
+    M = np.zeros((len(idx), len(idx)))
+    for k in range(len(p)):
+        M += m[k][idx[:, k][:, None], idx[:, k][None, :]]
+    return M / len(p)
+
+
+def mixture_joint(p: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """P_mix(i, j) = P(i) P(j) M_mix(i, j), the joint of :func:`mixture_m` (sums to 1, its
+    marginals are :func:`unigram`)."""
+    u = unigram(p)
+    return np.outer(u, u) * mixture_m(p, s)
+
+
 @dataclass
 class Spectrum:
     """Eigenpairs sorted by decreasing |eigenvalue|: values (n,), vectors (V, n) orthonormal.
@@ -221,6 +247,20 @@ def top_spectrum(A, n: int, tol: float = 0.0) -> Spectrum:
         lo_v, lo_u = sl.eigh(A, subset_by_index=[0, n - 1], driver="evr")
         hi_v, hi_u = sl.eigh(A, subset_by_index=[V - n, V - 1], driver="evr")
         vals, vecs = np.concatenate([lo_v, hi_v]), np.hstack([lo_u, hi_u])
+    return _leading(vals, vecs, n)
+
+
+def top_spectra(stack: np.ndarray, n: int) -> list[Spectrum]:
+    """:func:`top_spectrum` of each dense symmetric matrix of ``stack`` (S, V, V) in one batched
+    ``eigh`` call (a seed dimension: benchmarks/attr_analogy/seeds.py times it against one
+    matrix after another)."""
+    vals, vecs = np.linalg.eigh(stack)
+    n = min(n, stack.shape[-1])
+    return [_leading(v, u, n) for v, u in zip(vals, vecs)]
+
+
+def _leading(vals: np.ndarray, vecs: np.ndarray, n: int) -> Spectrum:
+    """The n eigenpairs of largest |eigenvalue|, each eigenvector's sign fixed."""
     order = np.argsort(-np.abs(vals), kind="stable")[:n]
     vecs = vecs[:, order]
     # fix each eigenvector's sign (largest-|entry| component positive) so runs compare equal
@@ -333,21 +373,33 @@ def _unit(W: np.ndarray) -> np.ndarray:
 def predict_hits(W: np.ndarray, q: Analogies, scoring: str, chunk: int = 2048) -> np.ndarray:
     """Boolean hit per analogy under ``scoring`` ('eq13' or '3cosadd'); W is (V, k) or (V', k)
     with word ids indexing its rows. A tie for the top score is a miss."""
-    if scoring not in ("eq13", "3cosadd"):
-        raise ValueError(f"scoring must be 'eq13' or '3cosadd', got {scoring!r}")
+    return predict_hits_multi(W, q, (scoring,), chunk)[scoring]
+
+
+def predict_hits_multi(W: np.ndarray, q: Analogies, scorings=("eq13", "3cosadd"),
+                       chunk: int = 2048) -> dict[str, np.ndarray]:
+    """:func:`predict_hits` for several scorings from one cosine matrix per chunk (the scorings
+    differ only in which candidates they leave out): {scoring: boolean hits}, the same as one
+    call per scoring, bit for bit (tests)."""
+    for scoring in scorings:
+        if scoring not in ("eq13", "3cosadd"):
+            raise ValueError(f"scoring must be 'eq13' or '3cosadd', got {scoring!r}")
     Wn = _unit(W)
-    hits = np.zeros(len(q), bool)
+    hits = {sc: np.zeros(len(q), bool) for sc in scorings}
     for lo in range(0, len(q), chunk):
         sl = slice(lo, lo + chunk)
         a, b, c, d = q.a[sl], q.b[sl], q.c[sl], q.d[sl]
         t = _unit(Wn[b] - Wn[a] + Wn[c])
         sims = t @ Wn.T                                    # (n, V) cosines
         rows = np.arange(len(a))
-        if scoring == "3cosadd":
-            sims[rows, a] = sims[rows, b] = sims[rows, c] = -np.inf
         target = sims[rows, d].copy()
         sims[rows, d] = -np.inf
-        hits[sl] = target > sims.max(1) + TIE_TOL
+        if "eq13" in scorings:                             # a, b and c stay candidates
+            hits["eq13"][sl] = target > sims.max(1) + TIE_TOL
+        if "3cosadd" in scorings:                          # a, b and c left out (d among them: a miss)
+            sims[rows, a] = sims[rows, b] = sims[rows, c] = -np.inf
+            gone = (d == a) | (d == b) | (d == c)
+            hits["3cosadd"][sl] = np.where(gone, False, target > sims.max(1) + TIE_TOL)
     return hits
 
 
@@ -358,14 +410,26 @@ def accuracy(W: np.ndarray, q: Analogies, scoring: str) -> float:
 def hits_by_k(spec: Spectrum, q: Analogies, ks: list[int], power: float, scoring: str) -> np.ndarray:
     """Boolean (len(ks), len(q)): hit per analogy for each k, so that subsets (the analogies
     that involve one attribute, those that do not) are read off without scoring again."""
-    return np.stack([predict_hits(spec.embedding(k, power), q, scoring) for k in ks]) if ks \
-        else np.zeros((0, len(q)), bool)
+    return hits_by_k_multi(spec, q, ks, power, (scoring,))[scoring]
+
+
+def hits_by_k_multi(spec: Spectrum, q: Analogies, ks: list[int], power: float,
+                    scorings=("eq13", "3cosadd")) -> dict[str, np.ndarray]:
+    """:func:`hits_by_k` for several scorings at once: {scoring: (len(ks), len(q)) hits}."""
+    if not ks:
+        return {sc: np.zeros((0, len(q)), bool) for sc in scorings}
+    per_k = [predict_hits_multi(spec.embedding(k, power), q, scorings) for k in ks]
+    return {sc: np.stack([h[sc] for h in per_k]) for sc in scorings}
 
 
 def accuracy_curve(spec: Spectrum, q: Analogies, ks: list[int], power: float,
                    scorings=("eq13", "3cosadd")) -> dict[str, list[float]]:
-    """Accuracy for each k in ``ks`` (k <= the spectrum's size), per scoring."""
-    return {sc: [accuracy(spec.embedding(k, power), q, sc) for k in ks] for sc in scorings}
+    """Accuracy for each k in ``ks`` (k <= the spectrum's size), per scoring (NaN with no
+    analogy, as :func:`accuracy`)."""
+    if not len(q):
+        return {sc: [float("nan")] * len(ks) for sc in scorings}
+    hits = hits_by_k_multi(spec, q, ks, power, scorings)
+    return {sc: [float(h.mean()) for h in hits[sc]] for sc in scorings}
 
 
 # --------------------------------------------------------------------------------------

@@ -54,6 +54,9 @@ class TrainParams(Strict):
     saturation_corpus: CorpusName = Field(description="the sampled corpus the saturation check (ii) reads")
     removal_corpus: CorpusName = Field(description="smaller sampled corpus of the pair-removal ablation (iv)")
     analogies_per_relation: int = Field(ge=10, le=100_000, description="attribute-flip analogies drawn per attribute")
+    analogy_seed: int = Field(
+        ge=0, description="data seed of the analogy sets (the attribute flips; the paper profile's "
+                                  "sample of T(k1, k2) base words): fixed data, the same for every verdict seed")
     pair_base_words: PosInt | None = Field(
         description="the paper's analogy sets T(k1, k2) (Sec. 6): base words per attribute pair, a fixed "
                     "random sample; null = all 2^(K-2) (checked against K when the corpora are read)")

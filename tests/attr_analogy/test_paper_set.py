@@ -152,14 +152,14 @@ def test_removal_exact_metrics_on_a_hand_made_result():
 
 def test_check_corpora_rejects_too_many_base_words(capsys):
     """pair_base_words above 2^(K-2): exit 2 naming the key, the value and the bound."""
-    from stages.attr_analogy.train import _check_corpora
+    from stages.attr_analogy.train import check_corpora
 
     corpora = {"narrow": SimpleNamespace(truth={"attributes": 4, "kind": "attributes"})}
     p = SimpleNamespace(k_max=12, removal_relations=[0, 1], pair_base_words=5)
     with pytest.raises(SystemExit) as info:
-        _check_corpora(corpora, p)
+        check_corpora(corpora, p)
     assert info.value.code == 2
     err = capsys.readouterr().err
     assert "attr_analogy.train.pair_base_words = 5" in err and "2^(K-2) = 4" in err
     p.pair_base_words = 4
-    assert _check_corpora(corpora, p) == 4
+    assert check_corpora(corpora, p) == 4

@@ -56,3 +56,9 @@ def test_pair_base_words_must_be_positive_or_null(params_copy):
     params_copy["attr_analogy"]["default"]["train"]["pair_base_words"] = 0
     msg = _error(params_copy)
     assert "attr_analogy.default.train.pair_base_words = 0" in msg and ">= 1" in msg
+
+
+def test_analogy_seed_must_be_a_non_negative_integer(params_copy):
+    params_copy["attr_analogy"]["smoke"]["train"]["analogy_seed"] = -1
+    msg = _error(params_copy)
+    assert "attr_analogy.smoke.train.analogy_seed = -1" in msg and ">= 0" in msg
