@@ -248,18 +248,3 @@ def structure_report(mdp: MDP, max_policies: int = 4096) -> dict:
             "all_deterministic_checked": n_pol <= max_policies, "not_unichain": bad,
             "periods": sorted(periods)}
 
-
-def disjoint_union(mdps: list[MDP]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """One MDP made of several side by side (block-diagonal P; all must have the same number of
-    actions): a run started in block i stays in it. Returns (P, r, offsets), block i's states
-    being offsets[i] .. offsets[i + 1] - 1."""
-    A = mdps[0].n_actions
-    if any(m.n_actions != A for m in mdps):
-        raise ValueError("disjoint_union needs MDPs with the same number of actions")
-    offsets = np.cumsum([0] + [m.n_states for m in mdps])
-    S = int(offsets[-1])
-    P, r = np.zeros((S, A, S)), np.zeros((S, A))
-    for m, o in zip(mdps, offsets):
-        P[o:o + m.n_states, :, o:o + m.n_states] = m.P
-        r[o:o + m.n_states] = m.r
-    return P, r, offsets

@@ -54,12 +54,16 @@ class PrepareParams(Strict):
 class RegretSweep(Strict):
     T_grid: list[Annotated[int, Field(ge=100, le=100_000_000)]] = Field(
         min_length=3, description="horizons T of the regret sweep (strictly increasing)")
-    seeds: int = Field(ge=2, le=10_000, description="independent runs of NAC-B at each T")
-    baseline_seeds: int = Field(ge=1, le=10_000, description="runs of the uniform and the optimal policy at each T")
+    runs: int = Field(ge=2, le=10_000, description="independent runs per verdict seed of NAC-B (and of each "
+                                                   "learning control arm) at each T")
+    baseline_runs: int = Field(ge=1, le=10_000, description="runs per verdict seed of the uniform and the optimal "
+                                                            "policy at each T")
     batch_size: int = Field(ge=1, le=10_000, description="B, transitions averaged in each critic / NPG step")
     actor_step: Step = Field(description="alpha, actor step theta += alpha * omega")
     critic_step: Step = Field(description="beta, critic (average-reward TD(0)) step")
     npg_step: Step = Field(description="gamma, SGD step of the natural-gradient estimate")
+    plain_actor_step: Step = Field(description="alpha of the plain actor-critic arm (policy-gradient actor, no "
+                                               "natural gradient, batch 1), chosen on calibration seeds")
     checkpoints: int = Field(ge=2, le=1000, description="log-spaced times where the largest-T runs record "
                                                         "cumulative reward and policy")
 
@@ -75,8 +79,10 @@ class BatchingSweep(Strict):
     batch_sizes: list[Annotated[int, Field(ge=1, le=10_000)]] = Field(
         min_length=2, description="batch sizes compared; must include 1 and at least one > 1")
     steps: list[Step] = Field(min_length=2, description="shared step (alpha = beta = gamma) grid, increasing")
-    tune_seeds: int = Field(ge=1, le=10_000, description="runs per (batch, step) used to pick each batch's step")
-    eval_seeds: int = Field(ge=2, le=10_000, description="fresh runs per configuration at the picked steps")
+    tune_runs: int = Field(ge=1, le=10_000, description="runs per verdict seed and (batch, step) used to pick each "
+                                                        "batch's step")
+    eval_runs: int = Field(ge=2, le=10_000, description="fresh runs per verdict seed and configuration at the "
+                                                        "picked steps")
 
     @model_validator(mode="after")
     def _grid(self) -> "BatchingSweep":

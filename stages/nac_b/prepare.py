@@ -1,6 +1,8 @@
-"""nac_b prepare: the study's MDPs, generated from the seed, with their exact optimal gains.
+"""nac_b prepare: the study's MDPs, generated from each verdict seed, with their exact optimal gains.
 
-Three unichain MDPs with transient states feeding a periodic recurrent class (stages/nac_b/mdp.py):
+A verdict seed is one independent repetition of the whole experiment, its MDPs included. For
+every seed of ``ctx.seeds``, three unichain MDPs with transient states feeding a periodic
+recurrent class (stages/nac_b/mdp.py):
 
 * ``regret``   -- the regret-vs-T sweep's MDP (period 2 in the default profile, as in the
   calibration: 6 states, 2 actions, two of them transient);
@@ -13,7 +15,10 @@ answer), cross-checked by our relative value iteration on the aperiodicity trans
 of the uniform policy and of RVI's greedy policy (exact, by the stationary law); the number of
 recurrent classes and the period under every deterministic policy (up to a cap) and uniform.
 
-Outputs: data/nac_b/mdps.json (the MDPs and their references), reports/nac_b/prepare.json.
+Outputs: data/nac_b/mdps.json (per seed: the MDPs and their references), reports/nac_b/prepare.json
+(per seed, ``per_seed``, beside the mean over the seeds: stages.common.seeds.per_seed_metrics).
+The structure and LP/RVI figures are checks of the code (tests/nac_b/test_mdp.py), reported here
+as context of the claims.
 """
 from __future__ import annotations
 
@@ -71,32 +76,43 @@ def references(m, p) -> dict:
     }
 
 
+def seed_metrics(out: dict) -> dict:
+    """The figures of one seed's three MDPs (``references`` of each)."""
+    metrics = {
+        name: {k: out[name][k] for k in ("n_states", "n_actions", "n_transient", "period", "J_star",
+                                         "J_star_rvi", "J_uniform", "J_optimal_policy",
+                                         "structure_violations", "rvi_iterations")}
+        for name in NAMES}
+    metrics["gain"] = {
+        "lp_vs_rvi_max_abs_diff": max(abs(o["J_star"] - o["J_star_rvi"]) for o in out.values()),
+        "optimal_policy_gap_max": max(abs(o["J_star"] - o["J_optimal_policy"]) for o in out.values()),
+    }
+    metrics["structure_violations"] = sum(o["structure_violations"] for o in out.values())
+    metrics["policies_checked"] = sum(o["structure"]["policies_checked"] for o in out.values())
+    return metrics
+
+
 def main() -> None:
     with stage("nac_b", "prepare", NacBParams) as ctx:
         from stages.common.io import write_json
+        from stages.common.seeds import per_seed_metrics
 
         p = ctx.params.prepare
-        mdps = build_mdps(p, ctx.seed)
-        out = {}
-        for name in NAMES:
-            out[name] = references(mdps[name], p)
-            o = out[name]
-            print(f"  {name}: S={o['n_states']} A={o['n_actions']} period={o['period']} J*={o['J_star']:.6f} "
-                  f"(RVI {o['J_star_rvi']:.6f}) uniform={o['J_uniform']:.4f} "
-                  f"structure violations={o['structure_violations']}", flush=True)
-        write_json(ctx.path(MDPS), {"seed": ctx.seed, "mdps": out})
-        metrics = {
-            name: {k: out[name][k] for k in ("n_states", "n_actions", "n_transient", "period", "J_star",
-                                             "J_star_rvi", "J_uniform", "J_optimal_policy",
-                                             "structure_violations", "rvi_iterations")}
-            for name in NAMES}
-        metrics["gain"] = {
-            "lp_vs_rvi_max_abs_diff": max(abs(o["J_star"] - o["J_star_rvi"]) for o in out.values()),
-            "optimal_policy_gap_max": max(abs(o["J_star"] - o["J_optimal_policy"]) for o in out.values()),
-        }
-        metrics["structure_violations"] = sum(o["structure_violations"] for o in out.values())
-        metrics["policies_checked"] = sum(o["structure"]["policies_checked"] for o in out.values())
-        write_json(ctx.path(PREPARE_METRICS), metrics)
+        data, per_seed = {}, {}
+        for seed in ctx.seeds:
+            t0 = time.perf_counter()
+            mdps = build_mdps(p, seed)
+            out = {name: references(mdps[name], p) for name in NAMES}
+            for name in NAMES:
+                o = out[name]
+                print(f"  seed {seed} {name}: S={o['n_states']} A={o['n_actions']} period={o['period']} "
+                      f"J*={o['J_star']:.6f} (RVI {o['J_star_rvi']:.6f}) uniform={o['J_uniform']:.4f} "
+                      f"structure violations={o['structure_violations']}", flush=True)
+            print(f"  seed {seed} done in {time.perf_counter() - t0:.1f}s", flush=True)
+            data[str(seed)] = out
+            per_seed[seed] = seed_metrics(out)
+        write_json(ctx.path(MDPS), {"seeds": list(ctx.seeds), "mdps": data})
+        write_json(ctx.path(PREPARE_METRICS), per_seed_metrics(per_seed))
 
 
 if __name__ == "__main__":

@@ -146,12 +146,31 @@ def test_structure_helpers_on_known_chains():
     assert M.chain_period(P, [0, 1, 2, 3]) == 1
 
 
-def test_disjoint_union_keeps_blocks_apart():
-    a = tiny_periodic()
-    b = M.make_periodic_unichain(np.random.default_rng(1), 1, 2, 1, 2, 1.0, 0.5, 0.0, 1.0)
-    P, r, off = M.disjoint_union([a, b])
-    assert list(off) == [0, 3, 6]
-    np.testing.assert_array_equal(P[:3, :, :3], a.P)
-    np.testing.assert_array_equal(P[3:, :, 3:], b.P)
-    assert P[:3, :, 3:].sum() == 0 and P[3:, :, :3].sum() == 0
-    np.testing.assert_array_equal(r[3:], b.r)
+
+@pytest.mark.parametrize("seed", [1000, 1001])
+def test_prepares_mdps_are_unichain_periodic_and_lp_matches_rvi(real_params, seed):
+    """What the retired musts mdps_unichain_periodic and optimal_gain_lp_matches_rvi read, as a
+    test of the code: prepare's three MDPs of a seed (default profile), every deterministic
+    policy checked, and J* from HiGHS = RVI's = the gain of RVI's greedy policy."""
+    from stages.common.runtime.params import load_study
+    from stages.nac_b.params import NacBParams
+    from stages.nac_b.prepare import NAMES, build_mdps, references, seed_metrics
+
+    _, p = load_study("nac_b", NacBParams, real_params, profile="default")
+    mdps = build_mdps(p.prepare, seed)
+    out = {k: references(mdps[k], p.prepare) for k in NAMES}
+    assert all(o["structure"]["all_deterministic_checked"] for o in out.values())
+    m = seed_metrics(out)
+    assert m["structure_violations"] == 0 and m["policies_checked"] == 2 ** 6 + 2 * 2 ** 10 + 3
+    assert m["gain"]["lp_vs_rvi_max_abs_diff"] < 1e-8 and m["gain"]["optimal_policy_gap_max"] < 1e-8
+    assert [out[k]["period"] for k in NAMES] == [2, 4, 4]
+    assert out["batching"]["J_star"] - out["control"]["J_star"] == pytest.approx(0.35, abs=1e-9)
+
+
+def test_a_broken_generator_would_be_seen():
+    """The structure check can fail: an absorbing recurrent state breaks unichain and period."""
+    m = tiny_periodic()
+    P = m.P.copy()
+    P[1, 0] = [0.0, 1.0, 0.0]                      # action 0 in state 1 stays: a second closed class
+    rep = M.structure_report(M.MDP(P=P, r=m.r, phase=m.phase, period=2))
+    assert rep["not_unichain"] > 0 or rep["periods"] != [2]

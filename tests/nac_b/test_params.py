@@ -37,6 +37,17 @@ def test_T_grid_must_increase(params_copy):
     assert "T_grid must be strictly increasing" in _error(params_copy)
 
 
-def test_string_seeds_not_coerced(params_copy):
-    params_copy["nac_b"]["default"]["train"]["regret"]["seeds"] = "16"
-    assert "nac_b.default.train.regret.seeds = '16'" in _error(params_copy)
+def test_string_runs_not_coerced(params_copy):
+    params_copy["nac_b"]["default"]["train"]["regret"]["runs"] = "16"
+    assert "nac_b.default.train.regret.runs = '16'" in _error(params_copy)
+
+
+def test_plain_actor_step_must_be_positive(params_copy):
+    params_copy["nac_b"]["smoke"]["train"]["regret"]["plain_actor_step"] = 0.0
+    msg = _error(params_copy)
+    assert "nac_b.smoke.train.regret.plain_actor_step = 0.0" in msg and "> 0" in msg
+
+
+def test_runs_per_seed_need_two(params_copy):
+    params_copy["nac_b"]["default"]["train"]["regret"]["runs"] = 1
+    assert "nac_b.default.train.regret.runs = 1" in _error(params_copy)
