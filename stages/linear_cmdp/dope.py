@@ -138,7 +138,7 @@ def bernstein_bonus(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return P_hat, beta
 
 
-def run_dope(cmdp, episodes: int, seed: int, c_r: float = 1.0, c_u: float = 1.0,
+def run_dope(cmdp, episodes: int, seed, c_r: float = 1.0, c_u: float = 1.0,
              progress: str | None = None) -> dict[str, np.ndarray]:
     """One DOPE-style run (the official ``update_DOPE`` loop); per-episode exact values.
 

@@ -72,6 +72,8 @@ class TrainParams(Strict):
 
 class EvaluateParams(Strict):
     main_agent: Name = Field(description="the paper's algorithm (zero-violation and slope checks)")
+    no_pessimism_agent: Name = Field(description="the zero-violation must's control: the main agent with its "
+                                     "pessimism taken out (c_u = 0, every other constant the main agent's)")
     primal_dual_agent: Name = Field(description="the baseline that should violate")
     fit_from: float = Field(gt=0, lt=1, description="slope fitted over episodes [fit_from * K, K]")
     violation_tol: float = Field(ge=0, le=1e-3, description="an episode violates when V_u(pi_k) < b - tol")
@@ -94,11 +96,21 @@ class LinearCmdpParams(Strict):
             if a.kind == "dope" and any(setups[s].kind != "tabular" for s in a.setups):
                 raise ValueError(f"agent {a.name!r}: dope is tabular only, got setups {a.setups}")
         kinds = {a.name: a.kind for a in self.train.agents}
-        for key, want in (("main_agent", "opse"), ("primal_dual_agent", "ghosh")):
+        for key, want in (("main_agent", "opse"), ("no_pessimism_agent", "opse"), ("primal_dual_agent", "ghosh")):
             name = getattr(self.evaluate, key)
             if kinds.get(name) != want:
                 raise ValueError(f"evaluate.{key} = {name!r} must name a train agent of kind {want!r}; "
                                  f"agents: {kinds}")
+        by_name = {a.name: a for a in self.train.agents}
+        main, abl = by_name[self.evaluate.main_agent], by_name[self.evaluate.no_pessimism_agent]
+        if abl.name == main.name or abl.c_u != 0:
+            raise ValueError(f"evaluate.no_pessimism_agent = {abl.name!r} must be another agent with c_u = 0 "
+                             f"(the main agent without its pessimism), got c_u = {abl.c_u}")
+        same = ("setups", "episodes", "c_r", "c_d", "b_d", "kappa", "lam_max")
+        differ = [k for k in same if getattr(abl, k) != getattr(main, k)]
+        if differ:
+            raise ValueError(f"evaluate.no_pessimism_agent = {abl.name!r} differs from the main agent "
+                             f"{main.name!r} in {differ}: only c_u may differ (it is the main agent's ablation)")
         return self
 
 

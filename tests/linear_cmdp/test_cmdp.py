@@ -114,3 +114,23 @@ def test_threshold_scale_is_applied():
     m = with_threshold(tabular_cmdp(np.random.default_rng(5), 5, 3, 4), 0.5)
     m2 = with_threshold(m, 0.25)
     assert m2.threshold == pytest.approx(m.threshold / 2)
+
+
+@pytest.mark.parametrize("seed", [0, 7])
+def test_lp_policy_attains_v_star_on_the_generators_binding_instances(seed):
+    # what the retired must optimum_lp_consistent read: on the binding instances prepare keeps, the
+    # LP's own policy evaluated by backward induction gives V* (to the solver's 1e-10 tolerances,
+    # within 1e-8) and meets the constraint, while the unconstrained optimum is above V* (binding)
+    from stages.common.runtime.params import load_study
+    from stages.linear_cmdp.params import PARAMS
+    from stages.linear_cmdp.prepare import seed_instances
+
+    _, p = load_study("linear_cmdp", PARAMS, profile="smoke")
+    insts, summary = seed_instances(p.prepare, seed, log=lambda _: None)
+    assert len(insts) == 4 and [r["index"] for r in insts] == [0, 1, 2, 3]
+    assert summary["optimum"]["lp_vs_backward_max_abs_diff"] <= 1e-8
+    assert summary["optimum"]["lp_policy_utility_margin_min"] >= -1e-8
+    for r in insts:
+        assert r["seed"] == seed and r["v_free"] - r["v_star"] > 1e-6          # binding
+        assert abs(r["lp_policy_values"][0] - r["v_star"]) <= 1e-8
+        assert r["lp_policy_values"][1] >= r["threshold"] - 1e-8

@@ -26,8 +26,8 @@ def test_slope_of_power_laws():
 
 
 def test_violations_counted_on_exact_utility_with_tolerance():
-    ep = EvaluateParams(main_agent="opse", primal_dual_agent="ghosh", fit_from=0.5, violation_tol=1e-9,
-                        n_boot=100, ci_level=0.95)
+    ep = EvaluateParams(main_agent="opse", no_pessimism_agent="opse_np", primal_dual_agent="ghosh", fit_from=0.5,
+                        violation_tol=1e-9, n_boot=100, ci_level=0.95)
     insts = [{"setup": "tabular", "v_star": 1.0, "threshold": 0.5}]
     V_u = np.full((1, 20), 0.5)
     V_u[0, 3] = 0.5 - 1e-10                        # within tolerance: not a violation

@@ -27,9 +27,31 @@ def test_tabular_features_must_be_one_hot(params_copy):
     assert "d must be S*A = 15, got 4" in _error(params_copy)
 
 
+def _agent(params_copy, profile, name):
+    return next(a for a in params_copy["linear_cmdp"][profile]["train"]["agents"] if a["name"] == name)
+
+
 def test_agent_on_unknown_setup_refused(params_copy):
-    params_copy["linear_cmdp"]["paper"]["train"]["agents"][1]["setups"] = ["tabular", "streaming"]
+    _agent(params_copy, "paper", "opse_cu1")["setups"] = ["tabular", "streaming"]
     assert "agent 'opse_cu1': unknown setups ['streaming']" in _error(params_copy)
+
+
+def test_the_control_must_be_the_main_agent_without_pessimism(params_copy):
+    _agent(params_copy, "default", "opse_no_pessimism")["c_u"] = 0.5
+    assert ("evaluate.no_pessimism_agent = 'opse_no_pessimism' must be another agent with c_u = 0 "
+            "(the main agent without its pessimism), got c_u = 0.5") in _error(params_copy)
+
+
+def test_the_control_differs_from_the_main_agent_in_c_u_only(params_copy):
+    abl = _agent(params_copy, "smoke", "opse_no_pessimism")
+    abl["kappa"], abl["episodes"] = 0.2, 100
+    assert ("evaluate.no_pessimism_agent = 'opse_no_pessimism' differs from the main agent 'opse' in "
+            "['episodes', 'kappa']: only c_u may differ") in _error(params_copy)
+
+
+def test_the_control_cannot_be_the_main_agent(params_copy):
+    params_copy["linear_cmdp"]["default"]["evaluate"]["no_pessimism_agent"] = "ghosh"
+    assert "evaluate.no_pessimism_agent = 'ghosh' must name a train agent of kind 'opse'" in _error(params_copy)
 
 
 def test_dope_is_tabular_only(params_copy):
