@@ -47,23 +47,24 @@ class Instance:
 
 
 def kl_policy(values: np.ndarray, beta: float) -> np.ndarray:
-    """argmax_pi sum_y pi(y) values(y) - beta KL(pi || uniform), row by row: softmax(values / beta)."""
+    """argmax_pi sum_y pi(y) values(y) - beta KL(pi || uniform), row by row: softmax(values / beta)
+    over the last axis (responses), for any leading axes (prompts, or runs x prompts)."""
     z = values / beta
-    z = z - z.max(axis=1, keepdims=True)
+    z = z - z.max(axis=-1, keepdims=True)
     e = np.exp(z)
-    return e / e.sum(axis=1, keepdims=True)
+    return e / e.sum(axis=-1, keepdims=True)
 
 
 def expected(pi: np.ndarray, scores: np.ndarray) -> np.ndarray:
-    """Per-prompt expectation sum_y pi(y|x) scores(x, y)."""
-    return (pi * scores).sum(axis=1)
+    """Per-prompt expectation sum_y pi(y|x) scores(x, y) (over the last axis)."""
+    return (pi * scores).sum(axis=-1)
 
 
 def kl_to_uniform(pi: np.ndarray) -> np.ndarray:
-    """Per-prompt KL(pi(.|x) || uniform) = sum_y pi log pi + log K."""
+    """Per-prompt KL(pi(.|x) || uniform) = sum_y pi log pi + log K (over the last axis)."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        ent = np.where(pi > 0, pi * np.log(pi), 0.0).sum(axis=1)
-    return ent + np.log(pi.shape[1])
+        ent = np.where(pi > 0, pi * np.log(pi), 0.0).sum(axis=-1)
+    return ent + np.log(pi.shape[-1])
 
 
 def within_prompt_correlation(reward: np.ndarray, cost: np.ndarray, rows: np.ndarray) -> float:

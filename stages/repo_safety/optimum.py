@@ -19,6 +19,11 @@ every prompt at once (numpy) gives the exact optimum.
 ``kl_per_prompt`` is the optimum with the same KL regulariser as the trained policies (context, not
 an LP): per prompt, softmax((reward - mu_x cost) / beta) with mu_x >= 0 the smallest multiplier that
 brings J_c(x) down to b (vectorised bisection on mu_x; the prompt's expected cost falls as mu_x grows).
+
+``expected_at_safety`` is the control arm of the helpfulness must: the expected constraint tightened
+as little as lets at most a given share of prompts violate their own budget (the fair strong
+baseline: Safe RLHF's formulation made as safe per prompt as RePO must be, with its budget chosen
+per instance by an oracle).
 """
 from __future__ import annotations
 
@@ -90,3 +95,25 @@ def kl_per_prompt(reward: np.ndarray, cost: np.ndarray, beta: float, budget: flo
         hi = np.where(need & ~over, mid, hi)
     mu = np.where(need, hi, 0.0)
     return kl_policy(reward - mu[:, None] * cost, beta), mu
+
+
+def expected_at_safety(reward: np.ndarray, cost: np.ndarray, beta: float, budget: float,
+                       share: float) -> tuple[np.ndarray, float]:
+    """(policy, lambda) of the expected constraint tightened until at most ``share`` of the prompts
+    violate J_c(x) <= budget.
+
+    The expected-constraint optimum at any budget b' is pi_lambda = softmax((reward - lambda cost) /
+    beta) with one lambda for all prompts; each prompt's expected cost falls as lambda grows, so
+    prompt x meets its budget exactly when lambda >= mu_x, its own multiplier (:func:`kl_per_prompt`).
+    With k = floor(share n) prompts allowed to violate, lambda is the (k+1)-th largest mu_x: the
+    smallest multiplier, i.e. the loosest expected budget b' = mean_x J_c(pi_lambda), that is this
+    safe per prompt, and so the largest regularised objective an expected-constraint policy reaches
+    at this safety. The budget is chosen per instance with the instance in hand (an oracle): the
+    baseline gets every advantage.
+    """
+    if not 0.0 <= share < 1.0:
+        raise ValueError(f"share of prompts allowed to violate must be in [0, 1), got {share}")
+    _, mu = kl_per_prompt(reward, cost, beta, budget)
+    k = int(np.floor(share * mu.size + 1e-9))
+    lam = float(np.sort(mu)[::-1][k])
+    return kl_policy(reward - lam * cost, beta), lam

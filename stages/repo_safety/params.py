@@ -81,6 +81,9 @@ class TrainParams(Strict):
     repo_dual: DualParams = Field(description="multiplier of RePO's rectified penalty")
     margin: float = Field(ge=0, le=1.0, description="RePO safety margin m: the penalty is on "
                                                     "max(0, J_c(x) - budget + m) per prompt")
+    tightened_share: float = Field(ge=0, lt=1, description="control arm of the helpfulness must: the expected "
+                                   "constraint tightened until at most this share of prompts violate their own budget "
+                                   "(the safety the must repo_per_prompt_safe asks of RePO)")
     sampled: SampledParams
     log_every: int = Field(ge=1, le=100_000, description="record the training curves every this many updates")
 

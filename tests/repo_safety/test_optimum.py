@@ -92,3 +92,29 @@ def test_kl_optimum_below_lp_optimum():
     pi, _ = kl_per_prompt(reward, cost, 0.1, 0.0)
     _, v_lp, _ = lp_highs(reward, cost, 0.0)
     assert expected(pi, reward).mean() <= v_lp + 1e-12
+
+
+def test_expected_at_safety_is_the_loosest_expected_constraint_that_safe():
+    """The tightened expected constraint (the helpfulness must's control): at most k = floor(share n)
+    prompts violate, and any smaller multiplier (a looser expected budget) lets more violate; checked
+    against a scan of lambda on a fine grid."""
+    from stages.repo_safety.bandit import generate
+    from stages.repo_safety.optimum import expected_at_safety
+    from stages.repo_safety.policy import violates
+
+    from .conftest import small_params
+
+    inst = generate(np.random.default_rng(11), small_params(), 0.2)
+    r, c, beta, b = inst.reward, inst.cost, inst.beta, inst.budget
+    for share in (0.0, 0.05, 0.1):
+        k = int(np.floor(share * r.shape[0] + 1e-9))
+        pi, lam = expected_at_safety(r, c, beta, b, share)
+        np.testing.assert_allclose(pi, kl_policy(r - lam * c, beta))
+        assert violates(expected(pi, c), b).sum() <= k
+        looser = kl_policy(r - lam * (1 - 1e-6) * c, beta)
+        assert violates(expected(looser, c), b).sum() > k
+        grid = np.linspace(0.0, lam * 1.5, 3001)
+        ok = [g for g in grid if violates(expected(kl_policy(r - g * c, beta), c), b).sum() <= k]
+        assert min(ok) == pytest.approx(lam, abs=lam * 1.5 / 3000 + 1e-12)
+    with pytest.raises(ValueError, match=r"in \[0, 1\)"):
+        expected_at_safety(r, c, beta, b, 1.0)

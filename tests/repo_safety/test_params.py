@@ -47,3 +47,9 @@ def test_unknown_update_lists_the_allowed(params_copy):
 def test_string_steps_not_coerced(params_copy):
     params_copy["repo_safety"]["default"]["train"]["steps"] = "5000"
     assert "repo_safety.default.train.steps = '5000'" in _error(params_copy)
+
+
+def test_tightened_share_below_one(params_copy):
+    params_copy["repo_safety"]["default"]["train"]["tightened_share"] = 1.0
+    msg = _error(params_copy)
+    assert "repo_safety.default.train.tightened_share = 1.0" in msg and "< 1" in msg

@@ -9,7 +9,8 @@ import pytest
 from stages.repo_safety.bandit import expected, generate, kl_policy, kl_to_uniform
 from stages.repo_safety.optimum import kl_per_prompt
 from stages.repo_safety.policy import (constraint_signal, cost_weights, dual_step, evaluate_policy,
-                                       exact_gradient, sample_responses, sampled_gradient, softmax, train)
+                                       exact_gradient, sample_responses, sampled_gradient, softmax, train,
+                                       train_batch)
 
 from .conftest import small_params
 
@@ -65,7 +66,20 @@ def test_rectified_weights_and_signal():
     np.testing.assert_array_equal(cost_weights("rectified", 2.0, jc, 0.0, 0.05), [0, 0, 2, 2])
     np.testing.assert_array_equal(cost_weights("expected", 2.0, jc, 0.0, 0.05), [2, 2, 2, 2])
     assert constraint_signal("rectified", jc, 0.0, 0.05) == pytest.approx((0.01 + 0.35) / 4)
-    assert constraint_signal("expected", jc, 0.0, 0.05) == pytest.approx(jc.mean())
+    assert constraint_signal("expected", jc, 0.0, 0.0) == pytest.approx(jc.mean())
+    assert constraint_signal("expected", jc, 0.0, 0.05) == pytest.approx(jc.mean() + 0.05)   # baseline + margin
+    # one multiplier and budget per run: a batch of two runs
+    jc2 = np.stack([jc, jc + 0.1])
+    np.testing.assert_array_equal(cost_weights("rectified", np.array([2.0, 1.0]), jc2, np.array([0.0, 0.1]), 0.05),
+                                  [[0, 0, 2, 2], [0, 0, 1, 1]])
+    np.testing.assert_allclose(constraint_signal("expected", jc2, np.array([0.0, 0.1]), 0.0), [jc.mean(), jc.mean()])
+
+
+def test_dual_steps_per_run():
+    np.testing.assert_allclose(dual_step(np.array([1.0, 50.0]), np.array([0.5, 10.0]), "log", 0.1, 100.0),
+                               [np.exp(0.05), 100.0])
+    np.testing.assert_allclose(dual_step(np.array([1.0, 0.5]), np.array([0.5, -1.0]), "additive", 2.0, 100.0),
+                               [2.0, 0.0])
 
 
 def test_dual_steps():
@@ -112,3 +126,44 @@ def test_repo_meets_every_prompt_and_ends_near_the_margin_optimum(small_instance
     assert tr.lam > mu.max()             # exact penalty: lambda above every per-prompt multiplier
     h_repo, h_m = expected(tr.pi, inst.reward).mean(), expected(pi_m, inst.reward).mean()
     assert abs(h_repo - h_m) < 0.02
+
+
+@pytest.mark.parametrize("method,mode", [("expected", "exact"), ("rectified", "exact"), ("expected", "sampled"),
+                                         ("rectified", "sampled")])
+def test_a_run_in_a_batch_is_the_run_alone(method, mode):
+    """The seed dimension: each run of a batch (its own instance, multiplier and generator) ends with
+    the policy, multiplier and curve it gets alone, bit for bit, whatever else shares the batch."""
+    p = small_params()
+    insts = [generate(np.random.default_rng([s, 3]), p, 0.2) for s in (21, 22, 23)]
+    args = (0.1, 0.0, method, mode, 60, 0.05, "log" if method == "expected" else "additive", 1.0, 0.5, 1000.0,
+            0.05, 4, 20)
+    batch = train_batch(np.stack([i.reward for i in insts]), np.stack([i.cost for i in insts]), *args,
+                        [np.random.default_rng([s, 9]) for s in (21, 22, 23)])
+    pair = train_batch(np.stack([i.reward for i in insts[1:]]), np.stack([i.cost for i in insts[1:]]), *args,
+                       [np.random.default_rng([s, 9]) for s in (22, 23)])
+    for j, inst in enumerate(insts):
+        alone = train(inst.reward, inst.cost, *args, np.random.default_rng([(21, 22, 23)[j], 9]))
+        assert np.array_equal(batch[j].pi, alone.pi) and batch[j].lam == alone.lam and batch[j].curve == alone.curve
+        if j:
+            assert np.array_equal(pair[j - 1].pi, alone.pi) and pair[j - 1].lam == alone.lam
+    assert not np.array_equal(batch[0].pi, batch[1].pi)
+
+
+def test_a_batch_needs_one_generator_per_run():
+    z = np.zeros((2, 3, 2))
+    with pytest.raises(ValueError, match="one generator per run"):
+        train_batch(z, z, 0.1, 0.0, "expected", "exact", 1, 0.1, "log", 1.0, 0.1, 10.0, 0.0, 2, 1,
+                    [np.random.default_rng(0)])
+
+
+def test_baseline_with_margin_meets_the_tightened_expected_constraint(small_instance):
+    """The safety must's control: the expected constraint at budget - margin, reached on average;
+    the prompts above their own budget remain."""
+    inst = small_instance
+    margin = 0.05
+    tr = train(inst.reward, inst.cost, inst.beta, inst.budget, "expected", "exact", 3000, 0.05, "log", 1.0, 0.1,
+               1000.0, margin, 8, 100, np.random.default_rng(0))
+    ev = evaluate_policy(tr.pi, inst.reward, inst.cost, inst.budget, inst.beta)
+    assert ev["avg_cost"] == pytest.approx(inst.budget - margin, abs=1e-4)
+    assert tr.curve["avg_cost"][-1] == ev["avg_cost"]
+    assert ev["violating_fraction"] > 0.05
