@@ -47,9 +47,21 @@ def generate(seed: int, n_games: int, n_states: int, n_actions: tuple[int, int],
             "ambiguity_P": amb_P, "ambiguity_stakes": stakes}
 
 
-def load(path) -> dict[str, np.ndarray]:
+def seed_key(seed: int, name: str) -> str:
+    """The key of one verdict seed's array in games.npz (``s<seed>/<name>``)."""
+    return f"s{seed}/{name}"
+
+
+def load(path, seed: int | None = None) -> dict[str, np.ndarray]:
+    """games.npz, whole (keys ``s<seed>/<name>``), or one seed's arrays under their plain names."""
     with np.load(path) as z:
-        return {k: z[k] for k in z.files}
+        if seed is None:
+            return {k: z[k] for k in z.files}
+        prefix = seed_key(seed, "")
+        out = {k[len(prefix):]: z[k] for k in z.files if k.startswith(prefix)}
+    if not out:
+        raise KeyError(f"{path} holds no games of seed {seed}: run the prepare stage for this profile's seeds")
+    return out
 
 
 def games_from(data: dict[str, np.ndarray]) -> list[Game]:

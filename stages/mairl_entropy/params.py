@@ -88,13 +88,33 @@ class RecoveryParams(Strict):
         return self
 
 
+class TransferParams(Strict):
+    n: int = Field(ge=1, le=10**9, description="demonstrations per demonstration set (generative model)")
+    repetitions: int = Field(ge=1, le=10_000, description="independent demonstration sets per game")
+    learner_starts: int = Field(ge=1, le=10_000, description="random starts of the learner's QRE solve "
+                                "per demonstration set")
+    start_concentration: float = Field(gt=0, le=100, description="Dirichlet concentration of the "
+                                       "learner's starts (< 1 puts them near deterministic policies)")
+
+
 class TrainParams(Strict):
     tau: PositiveTau = Field(description="entropy regularisation (temperature) of the study's games")
+    tau_control: PositiveTau = Field(description="the control arm's temperature: the paper's "
+                                     "regularisation taken (nearly) out; the same experiments "
+                                     "(uniqueness, transfer) rerun at it")
     solver: SolverParams
     uniqueness: UniquenessParams
     verify: VerifyParams
     ambiguity: AmbiguityParams
     recovery: RecoveryParams
+    transfer: TransferParams
+
+    @model_validator(mode="after")
+    def _control(self) -> "TrainParams":
+        if self.tau_control >= self.tau:
+            raise ValueError(f"tau_control ({self.tau_control}) must be < tau ({self.tau}): the control "
+                             f"arm has less regularisation than the study's games")
+        return self
 
 
 class EvaluateParams(Strict):

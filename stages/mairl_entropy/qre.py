@@ -16,7 +16,9 @@ the other's. :func:`solve_qre` finds it by the damped iteration
 computed by soft policy iteration (warm-started), for a batch of starts at once.
 
 Everything is batched over a leading axis ``b``: policies ``pi1[b, s, a1]``, ``pi2[b, s, a2]``;
-rewards ``R[i, s, a1, a2]`` (shared) or ``R[b, i, s, a1, a2]`` (one per batch member).
+rewards ``R[i, s, a1, a2]`` (shared) or ``R[b, i, s, a1, a2]`` (one per batch member); transitions
+``P[s, a1, a2, s']`` (shared) or ``P[b, s, a1, a2, s']`` (a *stacked* game: one game per batch
+member, e.g. the games of several seeds solved in one batch; :func:`stack_games`).
 ``tau = 0`` gives the unregularised quantities (hard max, no entropy) used for Nash gaps.
 """
 from __future__ import annotations
@@ -30,14 +32,25 @@ import numpy as np
 class Game:
     """A two-player discounted Markov game (arrays as in the module docstring)."""
 
-    P: np.ndarray      # (S, A1, A2, S), rows sum to 1
-    R: np.ndarray      # (2, S, A1, A2)
+    P: np.ndarray      # (S, A1, A2, S), rows sum to 1; or (B, S, A1, A2, S) stacked
+    R: np.ndarray      # (2, S, A1, A2); or (B, 2, S, A1, A2) stacked
     gamma: float
     mu0: np.ndarray    # (S,)
 
     @property
     def shape(self) -> tuple[int, int, int]:
-        return self.P.shape[0], self.P.shape[1], self.P.shape[2]
+        return self.P.shape[-4], self.P.shape[-3], self.P.shape[-2]
+
+
+def stack_games(games: list[Game], counts: list[int]) -> Game:
+    """One stacked game whose batch holds ``counts[k]`` copies of ``games[k]`` in order (same
+    sizes and discount): solve many games' starts in one :func:`solve_qre` call."""
+    gammas = {g.gamma for g in games}
+    if len(gammas) != 1:
+        raise ValueError(f"stack_games: the games' discounts differ: {sorted(gammas)}")
+    reps = np.repeat(np.arange(len(games)), counts)
+    return Game(np.stack([g.P for g in games])[reps], np.stack([g.R for g in games])[reps],
+                gammas.pop(), games[0].mu0)
 
 
 def matrix_game(R1, R2) -> Game:
@@ -75,11 +88,12 @@ def player_view(game: Game, R: np.ndarray, player: int, pi_other: np.ndarray):
     """Player ``player``'s single-agent MDP with the other's policy fixed:
     expected reward ``r[b, s, a]`` and transitions ``T[b, s, a, s']``."""
     R = _rewards(R, pi_other.shape[0])
+    P, p = game.P, ("b" if game.P.ndim == 5 else "")
     if player == 0:
         return (np.einsum("bsxy,bsy->bsx", R[:, 0], pi_other),
-                np.einsum("sxyt,bsy->bsxt", game.P, pi_other))
+                np.einsum(f"{p}sxyt,bsy->bsxt", P, pi_other))
     return (np.einsum("bsxy,bsx->bsy", R[:, 1], pi_other),
-            np.einsum("sxyt,bsx->bsyt", game.P, pi_other))
+            np.einsum(f"{p}sxyt,bsx->bsyt", P, pi_other))
 
 
 def soft_response(r: np.ndarray, T: np.ndarray, gamma: float, tau: float,
@@ -134,7 +148,7 @@ def evaluate(game: Game, R: np.ndarray, pi1: np.ndarray, pi2: np.ndarray, tau: f
     by an exact linear solve ``(I - gamma P_pi) V_i = r_i,pi``."""
     B, S = pi1.shape[:2]
     R = _rewards(R, B)
-    P_pi = np.einsum("sxyt,bsx,bsy->bst", game.P, pi1, pi2)
+    P_pi = np.einsum(("b" if game.P.ndim == 5 else "") + "sxyt,bsx,bsy->bst", game.P, pi1, pi2)
     r = np.einsum("bisxy,bsx,bsy->bis", R, pi1, pi2)
     r = r + tau * np.stack([entropy(pi1), entropy(pi2)], axis=1)
     A = np.eye(S)[None] - game.gamma * P_pi

@@ -14,6 +14,16 @@ plays, so it is the canonical member of the feasible set; we compare recovered r
 true reward's ``rbar``, computed from the true reward by soft Bellman (``Q_i - V_i`` at the true
 QRE), not from the policy.
 
+What a learner does with it (:func:`transfer_errors`). The identified part alone (``rbar``,
+own-action only) makes each player's estimated policy a dominant strategy: its QRE is ``pihat``
+at any tau, so it cannot show whether the equilibrium is unique. The member of the estimated
+feasible set that the error analysis matches to the true reward keeps the true reward's
+unidentified part, its shaping ``V_i`` and its terms ``xi_i`` that couple the players
+(:func:`matched_reward`): ``Rhat_i = tau log pihat_i + V_i(s) - gamma E[V_i(s')|s, a] + xihat_i``,
+``xihat_i = xi_i - E_{a_-i ~ pihat_-i}[xi_i]`` (re-centred against the estimated opponent, so
+``pihat`` is exactly a QRE of ``Rhat``). A learner computes the QRE of ``Rhat`` from its own random
+starts; where the equilibrium is unique it gets ``pihat``, where it is not it can end at another.
+
 Estimation. ``n`` demonstrations ``(s, a1, a2)`` of the QRE, drawn either from a *generative
 model* (the paper's sampling model: the expert is queried ``n / S`` times in every state, the
 remainder spread over the first states) or i.i.d. from the QRE's discounted state *occupancy*
@@ -26,7 +36,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .qre import Game, evaluate, nash_gap, player_view, soft_policy_iteration, solve_qre
+from .qre import Game, evaluate, fixed_point_residual, nash_gap, player_view, soft_policy_iteration, solve_qre
 
 
 def occupancy(game: Game, pi1: np.ndarray, pi2: np.ndarray) -> np.ndarray:
@@ -121,3 +131,69 @@ def n_grid(n_min: int, n_max: int, per_decade: int) -> np.ndarray:
     """Sample sizes on a log grid (rounded to integers, distinct, ends included)."""
     k = int(round(np.log10(n_max / n_min) * per_decade))
     return np.unique(np.round(np.logspace(np.log10(n_min), np.log10(n_max), k + 1)).astype(int))
+
+
+def reward_parts(game: Game, tau: float, pi1: np.ndarray, pi2: np.ndarray) -> list[dict[str, np.ndarray]]:
+    """The true reward's decomposition at its QRE ``(pi1, pi2)`` (``(S, A)`` arrays), per player:
+    ``R_i = tau log pi_i + shaping_i + xi_i`` with ``shaping_i = V_i(s) - gamma E[V_i(s')|s, a]``
+    (``V_i`` the player's soft value) and ``xi_i`` averaging to 0 against the other's policy.
+    Returns ``[{"shaping": (S, A1, A2), "xi": (S, A1, A2)}, ...]`` for players 0 and 1."""
+    out = []
+    for i, other in ((0, pi2), (1, pi1)):
+        r, T = player_view(game, game.R, i, other[None])
+        Q, V, _ = soft_policy_iteration(r, T, game.gamma, tau)
+        Q, V = Q[0], V[0]
+        shaping = V[:, None, None] - game.gamma * game.P @ V
+        own = (Q - V[:, None])[:, :, None] if i == 0 else (Q - V[:, None])[:, None, :]
+        out.append({"shaping": shaping, "xi": game.R[i] - own - shaping})
+    return out
+
+
+def matched_reward(game: Game, tau: float, pi1: np.ndarray, pi2: np.ndarray, h1: np.ndarray,
+                   h2: np.ndarray) -> np.ndarray:
+    """``Rhat[b, i, s, a1, a2]``: for each estimate ``(h1[b], h2[b])`` the member of its feasible
+    set matched to the true reward (module docstring): the estimated identified part
+    ``tau log h_i``, the true shaping, and the true coupling terms re-centred against ``h_-i``."""
+    parts = reward_parts(game, tau, pi1, pi2)
+    x1, x2 = parts[0]["xi"], parts[1]["xi"]
+    R1 = (tau * np.log(h1)[..., None] + parts[0]["shaping"][None]
+          + x1[None] - np.einsum("sxy,bsy->bsx", x1, h2)[..., None])
+    R2 = (tau * np.log(h2)[:, :, None, :] + parts[1]["shaping"][None]
+          + x2[None] - np.einsum("sxy,bsx->bsy", x2, h1)[:, :, None, :])
+    return np.stack([R1, R2], axis=1)
+
+
+def policy_distance(a1: np.ndarray, a2: np.ndarray, b1: np.ndarray, b2: np.ndarray) -> np.ndarray:
+    """``max |a - b|`` over both players' probabilities, per batch member (``b`` may be one
+    policy pair without the batch axis)."""
+    B = a1.shape[0]
+    return np.maximum(np.abs(a1 - b1).reshape(B, -1).max(axis=1), np.abs(a2 - b2).reshape(B, -1).max(axis=1))
+
+
+def transfer_errors(game: Game, tau: float, pi1: np.ndarray, pi2: np.ndarray, counts: np.ndarray,
+                    alpha: float, starts: tuple[np.ndarray, np.ndarray], solver: dict) -> dict[str, np.ndarray]:
+    """A learner's QRE of the matched recovered reward, from its own starts. ``counts[r]`` are
+    the demonstration sets of the expert's QRE ``(pi1, pi2)``; ``starts`` = ``(s1, s2)`` with
+    ``r x K`` learner starts, ``K`` per set (in order). Per learner run: ``distance`` to the
+    expert's policy, ``from_estimate`` (to the set's estimate ``pihat``, which is a QRE of the
+    recovered reward: > 0 means the learner found another equilibrium), ``value_gap`` (max over
+    players and states of ``|V_i^learned - V_i^expert|`` under the TRUE reward, regularised at
+    tau), ``converged``; per set: ``estimate_error`` (``pihat`` to the expert) and
+    ``estimate_residual`` (the fixed-point residual of ``pihat`` under its recovered reward)."""
+    h1, h2 = estimate_policies(counts, alpha)
+    R_hat = matched_reward(game, tau, pi1, pi2, h1, h2)
+    s1, s2 = starts
+    K = s1.shape[0] // h1.shape[0]
+    if K * h1.shape[0] != s1.shape[0]:
+        raise ValueError(f"transfer_errors: {s1.shape[0]} starts for {h1.shape[0]} demonstration sets")
+    res = solve_qre(game, tau, s1, s2, R=np.repeat(R_hat, K, axis=0), **solver)
+    V_true = evaluate(game, game.R, pi1[None], pi2[None], tau)
+    V_hat = evaluate(game, game.R, res.pi1, res.pi2, tau)
+    return {
+        "distance": policy_distance(res.pi1, res.pi2, pi1, pi2),
+        "from_estimate": policy_distance(res.pi1, res.pi2, np.repeat(h1, K, axis=0), np.repeat(h2, K, axis=0)),
+        "value_gap": np.abs(V_hat - V_true).reshape(res.pi1.shape[0], -1).max(axis=1),
+        "converged": res.converged,
+        "estimate_error": policy_distance(h1, h2, pi1, pi2),
+        "estimate_residual": fixed_point_residual(game, R_hat, h1, h2, tau),
+    }

@@ -1,10 +1,20 @@
-"""mairl_entropy train: QREs, their uniqueness, the library cross-checks, the ambiguity example
-and the reward-recovery sweep.
+"""mairl_entropy train: for every verdict seed, its games' QREs and their uniqueness, the
+learner's QRE of the recovered reward (transfer), the reward-recovery sweep and the library
+cross-checks, each at the study's tau and, for the claims' controls, at ``tau_control``; once,
+the ambiguity example.
+
+A verdict seed is one independent repetition of the whole study (its own games, starts and
+demonstrations). The seeds run one after another in this process (``run_seeds``); within a seed,
+each game's starts, demonstration sets and learner starts are one batch of the QRE solver
+(benchmarks/mairl_entropy/seeds.py measures a seed dimension against this). Each part of a seed
+draws from its own stream (``SeedSequence([seed, part])``): a seed's figures do not depend on the
+other seeds of the profile. The ambiguity example (exact: its figures do not depend on the seed)
+runs once, on the first seed's example.
 
 Reads ``data/mairl_entropy/games.npz``; writes ``data/mairl_entropy/results.json`` (every figure
-evaluate reads, with the library comparisons), ``data/mairl_entropy/sweep.npz`` (the recovery
-errors ``[game, n, repetition]``) and ``reports/mairl_entropy/train.json`` (timings, headline
-figures). Each part draws from its own seeded stream (``SeedSequence([common.seed, part])``).
+evaluate reads: ``per_seed`` and the shared ``ambiguity``), ``data/mairl_entropy/sweep.npz`` (the
+recovery errors ``s<seed>/<error>[game, n, repetition]`` and ``n``) and
+``reports/mairl_entropy/train.json`` (timings, headline figures per seed).
 """
 from __future__ import annotations
 
@@ -15,7 +25,8 @@ from stages.common.runtime.stage import stage
 from .params import MairlParams
 from .paths import GAMES, RESULTS, SWEEP, TRAIN_METRICS
 
-STREAMS = {"uniqueness": 1, "tau_sweep": 2, "verify": 3, "ambiguity": 4, "recovery": 5}
+STREAMS = {"uniqueness": 1, "tau_sweep": 2, "verify": 3, "ambiguity": 4, "recovery": 5,
+           "uniqueness_control": 6, "transfer": 7, "transfer_control": 8}
 
 
 def _rng(seed: int, part: str):
@@ -190,7 +201,7 @@ def recovery(games, pis, tau, rp, solver, rng, tqdm):
     keys = ("reward_error", "value_gap", "nash_gap", "rationalised")
     arrays = {k: np.zeros((len(games), len(ns), rp.repetitions)) for k in keys}
     converged = True
-    for gi, (g, (pi1, pi2)) in enumerate(tqdm(list(zip(games, pis)), desc="reward recovery")):
+    for gi, (g, (pi1, pi2)) in enumerate(tqdm(list(zip(games, pis)), desc="reward recovery", leave=False)):
         counts = np.concatenate([rec.sample_counts(rng, g, pi1, pi2, int(n), rp.repetitions, rp.sampling)
                                  for n in ns])
         e = rec.recovery_errors(g, tau, pi1, pi2, counts, rp.smoothing, solver)
@@ -200,6 +211,65 @@ def recovery(games, pis, tau, rp, solver, rng, tqdm):
     return ns, arrays, converged
 
 
+def transfer(games, pis, tau, tp, smoothing, radius, solver, rng, tqdm) -> dict:
+    """Per game: ``tp.repetitions`` demonstration sets of ``tp.n`` demonstrations of the expert's
+    QRE ``pis[g]`` (generative model), the matched recovered reward of each, and the learner's QRE
+    of it from ``tp.learner_starts`` random starts per set (recovery.transfer_errors); the largest
+    figures over the game's learner runs, and how many runs ended at another equilibrium than the
+    set's estimate (further than ``radius``, the uniqueness check's distinct_radius)."""
+
+    from . import qre
+    from . import recovery as rec
+
+    rows = []
+    for g, (pi1, pi2) in tqdm(list(zip(games, pis)), desc=f"transfer (tau={tau:g})", leave=False):
+        counts = rec.sample_counts(rng, g, pi1, pi2, tp.n, tp.repetitions, "generative")
+        starts = qre.random_policies(g, tp.repetitions * tp.learner_starts, rng, tp.start_concentration)
+        e = rec.transfer_errors(g, tau, pi1, pi2, counts, smoothing, starts, solver)
+        rows.append({"max_distance": float(e["distance"].max()),
+                     "max_from_estimate": float(e["from_estimate"].max()),
+                     "max_value_gap": float(e["value_gap"].max()),
+                     "converged_fraction": float(e["converged"].mean()),
+                     "max_estimate_error": float(e["estimate_error"].max()),
+                     "max_estimate_residual": float(e["estimate_residual"].max()),
+                     "runs": int(e["distance"].size), "runs_elsewhere": int((e["from_estimate"] > radius).sum())})
+    return {"tau": tau, "n": tp.n, "repetitions": tp.repetitions, "learner_starts": tp.learner_starts,
+            "games": rows}
+
+
+def run_seed(seed: int, games, p, tqdm) -> tuple[dict, dict, dict]:
+    """One verdict seed's experiments: (results, sweep arrays, timings)."""
+    import numpy as np
+
+    solver = p.solver.model_dump()
+    times, out = {}, {}
+
+    def timed(name, fn):
+        t0 = time.perf_counter()
+        r = fn()
+        times[f"{name}_s"] = round(time.perf_counter() - t0, 3)
+        return r
+
+    def pis_of(u):
+        return [(np.array(r["pi1"]), np.array(r["pi2"])) for r in u["games"]]
+
+    for arm, tau in (("", p.tau), ("_control", p.tau_control)):
+        out["uniqueness" + arm] = timed("uniqueness" + arm, lambda: uniqueness(
+            games, tau, p.uniqueness, solver, _rng(seed, "uniqueness" + arm), tqdm))
+        out["transfer" + arm] = timed("transfer" + arm, lambda: transfer(
+            games, pis_of(out["uniqueness" + arm]), tau, p.transfer, p.recovery.smoothing,
+            p.uniqueness.distinct_radius, solver,
+            _rng(seed, "transfer" + arm), tqdm))
+    out["tau_sweep"] = timed("tau_sweep", lambda: tau_sweep(games, p.uniqueness, solver, _rng(seed, "tau_sweep"), tqdm))
+    out["verify"] = timed("verify", lambda: verify(p.verify, solver, _rng(seed, "verify"), tqdm))
+    ns, arrays, rec_conv = timed("recovery", lambda: recovery(
+        games, pis_of(out["uniqueness"]), p.tau, p.recovery, solver, _rng(seed, "recovery"), tqdm))
+    out["recovery"] = {"sampling": p.recovery.sampling, "smoothing": p.recovery.smoothing,
+                       "repetitions": p.recovery.repetitions, "n": ns.tolist(), "all_converged": rec_conv,
+                       "max_rationalised": float(arrays["rationalised"].max())}
+    return out, {"n": ns, **arrays}, times
+
+
 def main() -> None:
     with stage("mairl_entropy", "train", MairlParams) as ctx:
         import numpy as np
@@ -207,53 +277,48 @@ def main() -> None:
 
         from stages.common.device import limit_threads
         from stages.common.io import write_json, write_npz
+        from stages.common.seeds import run_seeds
 
         from . import games as G
 
         limit_threads()
         p = ctx.params.train
         solver = p.solver.model_dump()
-        data = G.load(ctx.path(GAMES))
-        games = G.games_from(data)
-        times = {}
 
-        t0 = time.perf_counter()
-        uniq = uniqueness(games, p.tau, p.uniqueness, solver, _rng(ctx.seed, "uniqueness"), tqdm)
-        times["uniqueness_s"] = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        sweep_tau = tau_sweep(games, p.uniqueness, solver, _rng(ctx.seed, "tau_sweep"), tqdm)
-        times["tau_sweep_s"] = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        ver = verify(p.verify, solver, _rng(ctx.seed, "verify"), tqdm)
-        times["verify_s"] = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        amb = ambiguity(data, p.ambiguity, solver, _rng(ctx.seed, "ambiguity"), tqdm)
-        times["ambiguity_s"] = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        pis = [(np.array(r["pi1"]), np.array(r["pi2"])) for r in uniq["games"]]
-        ns, arrays, rec_conv = recovery(games, pis, p.tau, p.recovery, solver, _rng(ctx.seed, "recovery"), tqdm)
-        times["recovery_s"] = time.perf_counter() - t0
+        def one(seed: int):
+            data = G.load(ctx.path(GAMES), seed)
+            return run_seed(seed, G.games_from(data), p, tqdm)
 
-        write_npz(ctx.path(SWEEP), {"n": ns, **arrays})
-        results = {"tau": p.tau, "gamma": float(data["gamma"]), "uniqueness": uniq, "tau_sweep": sweep_tau,
-                   "verify": ver, "ambiguity": amb,
-                   "recovery": {"sampling": p.recovery.sampling, "smoothing": p.recovery.smoothing,
-                                "repetitions": p.recovery.repetitions, "n": ns.tolist(),
-                                "all_converged": rec_conv,
-                                "max_rationalised": float(arrays["rationalised"].max())}}
-        write_json(ctx.path(RESULTS), results)
-        summary = {
-            **{k: round(v, 3) for k, v in times.items()},
-            "qre_max_pairwise_distance": max(g["max_pairwise_distance"] for g in uniq["games"]),
-            "qre_converged_fraction": min(g["converged_fraction"] for g in uniq["games"]),
-            "scipy_root_max_diff": max(g["scipy_root_max_diff"] for g in uniq["games"]),
-            "recovery_all_converged": rec_conv,
-        }
+        ran = run_seeds(ctx.seeds, one)
+        first = ctx.seeds[0]
+        t0 = time.perf_counter()
+        amb = ambiguity(G.load(ctx.path(GAMES), first), p.ambiguity, solver, _rng(first, "ambiguity"), tqdm)
+        amb_s = time.perf_counter() - t0
+
+        sweep = {"n": ran[first][1]["n"]}
+        for seed, (_, arrays, _) in ran.items():
+            sweep.update({G.seed_key(seed, k): v for k, v in arrays.items() if k != "n"})
+        write_npz(ctx.path(SWEEP), sweep)
+        gamma = float(G.load(ctx.path(GAMES), first)["gamma"])
+        write_json(ctx.path(RESULTS), {
+            "tau": p.tau, "tau_control": p.tau_control, "gamma": gamma, "seeds": list(ctx.seeds),
+            "ambiguity": {"seed": first, **amb},
+            "per_seed": {str(s): r for s, (r, _, _) in ran.items()}})
+        summary = {"ambiguity_s": round(amb_s, 3), "per_seed": {}}
+        for seed, (r, _, times) in ran.items():
+            summary["per_seed"][str(seed)] = {
+                **times,
+                "qre_max_pairwise_distance": max(g["max_pairwise_distance"] for g in r["uniqueness"]["games"]),
+                "qre_control_max_pairwise_distance": max(g["max_pairwise_distance"]
+                                                         for g in r["uniqueness_control"]["games"]),
+                "transfer_max_distance": max(g["max_distance"] for g in r["transfer"]["games"]),
+                "transfer_control_max_distance": max(g["max_distance"] for g in r["transfer_control"]["games"]),
+                "recovery_all_converged": r["recovery"]["all_converged"]}
+            print(f"  seed {seed}: " + ", ".join(f"{k} {v:.3g}" if isinstance(v, float) else f"{k} {v}"
+                                                 for k, v in summary["per_seed"][str(seed)].items()), flush=True)
         write_json(ctx.path(TRAIN_METRICS), summary)
-        ctx.run.log_curve("recovery.reward_error_mean", arrays["reward_error"].mean(axis=(0, 2)).tolist(),
-                          ns.tolist())
-        print("  " + ", ".join(f"{k} {v:.3g}" if isinstance(v, float) else f"{k} {v}"
-                               for k, v in summary.items()), flush=True)
+        curve = np.mean([a["reward_error"].mean(axis=(0, 2)) for _, a, _ in ran.values()], axis=0)
+        ctx.run.log_curve("recovery.reward_error_mean", curve.tolist(), sweep["n"].tolist())
 
 
 if __name__ == "__main__":

@@ -10,7 +10,11 @@ import pytest
 def test_smoke_chain_reruns_to_the_same_outputs(rerun_study):
     out = rerun_study("mairl_entropy")
     m = out["metrics"]
-    assert m["uniqueness"]["max_pairwise_distance"] < 1e-8
+    assert sorted(m["per_seed"]) == ["0", "1"]
+    for s in m["per_seed"].values():
+        assert s["uniqueness"]["max_pairwise_distance"] < 1e-8
+        assert s["transfer"]["max_policy_distance"] < s["transfer"]["max_estimate_error"] + 1e-9
+        assert -1.0 < s["recovery"]["reward_error"]["slope"] < 0.0
     assert m["ambiguity"]["max_nash_gap"] < 1e-9
-    assert -1.0 < m["recovery"]["reward_error"]["slope"] < 0.0
-    assert (out["root"] / "reports/mairl_entropy/recovery.png").stat().st_size > 10_000
+    for name in ("recovery.png", "transfer.png"):
+        assert (out["root"] / f"reports/mairl_entropy/{name}").stat().st_size > 10_000

@@ -32,3 +32,15 @@ def test_unknown_sampling_lists_the_allowed(params_copy):
 def test_reversed_sample_range_refused(params_copy):
     params_copy["mairl_entropy"]["paper"]["train"]["recovery"]["n_min"] = 10 ** 7
     assert "n_min (10000000) must be < n_max" in _error(params_copy)
+
+
+def test_control_temperature_must_be_below_tau(params_copy):
+    params_copy["mairl_entropy"]["default"]["train"]["tau_control"] = 1.0
+    msg = _error(params_copy)
+    assert "tau_control (1.0) must be < tau (1.0)" in msg
+
+
+def test_transfer_needs_a_demonstration(params_copy):
+    params_copy["mairl_entropy"]["smoke"]["train"]["transfer"]["n"] = 0
+    msg = _error(params_copy)
+    assert "mairl_entropy.smoke.train.transfer.n = 0" in msg and ">= 1" in msg

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from stages.mairl_entropy import qre, recovery as rec
+from stages.mairl_entropy.games import PENNIES
 
 
 @pytest.fixture(scope="module")
@@ -85,3 +86,73 @@ def test_smoothed_estimates_by_hand():
 def test_n_grid():
     assert rec.n_grid(100, 100000, 4).tolist() == [100, 178, 316, 562, 1000, 1778, 3162, 5623, 10000,
                                                    17783, 31623, 56234, 100000]
+
+
+def test_reward_parts_rebuild_the_true_reward(game_and_qre):
+    """R_i = tau log pi_i + shaping_i + xi_i, with xi_i averaging to 0 against the other's policy."""
+    g, pi1, pi2 = game_and_qre
+    p1, p2 = rec.reward_parts(g, 1.0, pi1, pi2)
+    assert np.abs(np.log(pi1)[:, :, None] + p1["shaping"] + p1["xi"] - g.R[0]).max() < 1e-12
+    assert np.abs(np.log(pi2)[:, None, :] + p2["shaping"] + p2["xi"] - g.R[1]).max() < 1e-12
+    assert np.abs((p1["xi"] * pi2[:, None, :]).sum(axis=2)).max() < 1e-12
+    assert np.abs((p2["xi"] * pi1[:, :, None]).sum(axis=1)).max() < 1e-12
+
+
+def test_matched_reward_is_the_truth_at_the_truth_and_rationalises_the_estimate(game_and_qre, rng):
+    g, pi1, pi2 = game_and_qre
+    exact = rec.matched_reward(g, 1.0, pi1, pi2, pi1[None], pi2[None])[0]
+    assert np.abs(exact - g.R).max() < 1e-12
+    h1, h2 = rec.estimate_policies(rec.sample_counts(rng, g, pi1, pi2, 300, 3, "generative"), 0.5)
+    R_hat = rec.matched_reward(g, 1.0, pi1, pi2, h1, h2)
+    assert qre.fixed_point_residual(g, R_hat, h1, h2, 1.0).max() < 1e-12
+    assert np.abs(R_hat - g.R).max() > 1e-3                       # it moved with the estimate
+
+
+def test_learner_gets_the_estimate_where_the_qre_is_unique(game_and_qre, rng):
+    g, pi1, pi2 = game_and_qre
+    counts = rec.sample_counts(rng, g, pi1, pi2, 2000, 3, "generative")
+    starts = qre.random_policies(g, 3 * 8, rng, 0.5)
+    e = rec.transfer_errors(g, 1.0, pi1, pi2, counts, 0.5, starts, {})
+    assert e["converged"].all() and e["from_estimate"].max() < 1e-10
+    assert abs(e["distance"].max() - e["estimate_error"].max()) < 1e-10 and e["estimate_error"].max() > 0
+
+
+def test_learner_can_end_at_another_qre_where_it_is_not_unique(rng):
+    """The coordination game at tau = 0.5 has three QREs (uniform and two coordinated): the expert
+    plays one coordinated QRE, and learners from random starts also find the other. At tau = 2 the
+    QRE is unique (uniform) and every learner gets the estimate: the check can fail, and passes."""
+    g = qre.matrix_game(PENNIES, PENNIES)
+    near = (np.array([[[0.9, 0.1]]]), np.array([[[0.9, 0.1]]]))
+    for tau, elsewhere in ((0.5, True), (2.0, False)):
+        ex = qre.solve_qre(g, tau, *near)
+        pi1, pi2 = ex.pi1[0], ex.pi2[0]
+        counts = (1e6 * pi1[:, :, None] * pi2[:, None, :]).round()[None]
+        e = rec.transfer_errors(g, tau, pi1, pi2, counts, 0.5, qre.random_policies(g, 32, rng, 0.5), {})
+        assert e["estimate_error"].max() < 1e-5
+        assert bool(e["distance"].max() > 0.5) == elsewhere
+        assert bool(e["from_estimate"].max() > 1e-6) == elsewhere
+
+
+def _reward_error_slope(g, pi1, pi2, rng, state_map):
+    """Log-log slope over n of the mean worst-case error of tau log pihat (tau = 1) against the
+    canonical reward, from demonstrations whose states are relabelled by ``state_map``."""
+    rbar1, rbar2 = rec.normalised_reward(g, pi1, pi2, 1.0)
+    ns = np.array([100, 1000, 10000, 100000])
+    errs = []
+    for n in ns:
+        counts = rec.sample_counts(rng, g, pi1, pi2, int(n), 40, "generative")[:, state_map]
+        h1, h2 = rec.estimate_policies(counts, 0.5)
+        errs.append(np.maximum(np.abs(np.log(h1) - rbar1).reshape(40, -1).max(1),
+                               np.abs(np.log(h2) - rbar2).reshape(40, -1).max(1)).mean())
+    return float(np.polyfit(np.log(ns), np.log(errs), 1)[0])
+
+
+def test_reward_error_falls_like_one_over_sqrt_n_and_not_from_the_wrong_states(game_and_qre, rng):
+    """(was the ledger must reward_error_rate) The plug-in estimate's worst-case error falls with
+    slope -1/2 (the delta method); demonstrations of the wrong states (a blind input) converge to
+    the wrong policy, so their error does not fall."""
+    g, pi1, pi2 = game_and_qre
+    S = g.shape[0]
+    assert -0.6 < _reward_error_slope(g, pi1, pi2, rng, np.arange(S)) < -0.4
+    blind = _reward_error_slope(g, pi1, pi2, rng, np.roll(np.arange(S), 1))
+    assert blind > -0.1
