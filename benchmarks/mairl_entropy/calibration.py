@@ -24,6 +24,15 @@ import time
 CALIBRATION_SEEDS = [1000, 1001, 1002, 1003, 1004]
 
 
+
+def stream(seed: int, part: str):
+    """The generator the train stage gives ``part`` of ``seed`` (its SeedSequence of seed and the part's stream)."""
+    import numpy as np
+
+    from stages.mairl_entropy import train as T
+
+    return np.random.default_rng(np.random.SeedSequence([seed, T.STREAMS[part]]))
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seeds", default=",".join(map(str, CALIBRATION_SEEDS)))
@@ -74,7 +83,7 @@ def main() -> None:
         dist = {n: [] for n in ns}
         for s in seeds:
             t0 = time.process_time()
-            u = T.uniqueness(games[s], tau, tp.uniqueness, solver, T._rng(s, "uniqueness"), quiet)
+            u = T.uniqueness(games[s], tau, tp.uniqueness, solver, stream(s, "uniqueness"), quiet)
             pis = [(np.array(g["pi1"]), np.array(g["pi2"])) for g in u["games"]]
             mpd = max(g["max_pairwise_distance"] for g in u["games"])
             conv = min(g["converged_fraction"] for g in u["games"])
@@ -83,7 +92,7 @@ def main() -> None:
             for n in ns:
                 t0 = time.process_time()
                 t = T.transfer(games[s], pis, tau, tr.model_copy(update={"n": n}), tp.recovery.smoothing, radius,
-                               solver, T._rng(s, "transfer"), quiet)
+                               solver, stream(s, "transfer"), quiet)
                 d = max(g["max_distance"] for g in t["games"])
                 dist[n].append(d)
                 line += (f"; n={n}: distance {d:.3f} (estimate {max(g['max_estimate_error'] for g in t['games']):.3f},"
