@@ -1,4 +1,5 @@
-"""Typed parameters of the curriculum_rerm study (see params.json)."""
+"""Typed parameters of the curriculum_rerm study (see params.json). Sizes are per verdict seed
+(``common.seeds``): each seed runs ``replications`` independent draws of every experiment."""
 from __future__ import annotations
 
 from typing import Annotated
@@ -24,7 +25,7 @@ class RidgeParams(Strict):
     dim: int = Field(ge=2, le=2000, description="d, input dimension")
     n_per_task: int = Field(ge=1, le=2000, description="n, samples of every task")
     n_tasks: int = Field(ge=2, le=50, description="T, tasks of a curriculum (the last is the target)")
-    seeds: int = Field(ge=2, le=10_000, description="independent draws of tasks and data")
+    replications: int = Field(ge=2, le=10_000, description="independent draws of tasks and data per verdict seed")
     w_norm: float = Field(gt=0, le=1e3, description="||w*||, norm of the target optimum")
     noise: float = Field(ge=0, le=100, description="label noise standard deviation")
     jitter: float = Field(ge=0, le=10, description="good curriculum: random offset of each early optimum "
@@ -39,7 +40,8 @@ class SGDParams(Strict):
 
 
 class DigitsParams(Strict):
-    seeds: int = Field(ge=2, le=1000, description="independent splits, noise draws and initial weights")
+    replications: int = Field(ge=2, le=1000, description="independent splits, noise draws and initial weights "
+                                                        "per verdict seed")
     per_stage: int = Field(ge=10, le=500, description="training images of each stage")
     n_test: int = Field(ge=50, le=1500, description="test images (target-task noise)")
     noise: float = Field(gt=0, le=5, description="pixel noise std of the target task (pixels in [0, 1])")

@@ -1,4 +1,4 @@
-"""Biased regularised ERM (RERM) on sequences of linear-regression tasks, vectorised over seeds.
+"""Biased regularised ERM (RERM) on sequences of linear-regression tasks, vectorised over replications and seeds.
 
 The paper's learner: for tasks t = 1..T with data (X_t, y_t) of n_t rows,
 
@@ -18,11 +18,20 @@ early tasks' optima:
 * ``good``: w*_t = (t / T) w* + jitter (small steps toward w*; successive optima at most
   about ||w*|| / T (1 + jitter) apart: the (r, alpha) task-similarity condition with small r);
 * ``violating``: w*_1..w*_(T-1) drawn at random with norm ||w*|| (successive optima about
-  sqrt(2) ||w*|| apart: the condition fails), w*_T = w*.
+  sqrt(2) ||w*|| apart: the condition fails), w*_T = w*;
+* ``reversed``: the good curriculum's early tasks in reverse order (w*_(T-1), ..., w*_1, then
+  w*): the same tasks and rows, larger steps between successive optima (a larger r).
 
 ``direct`` trains once, biased toward 0, on the final task's n samples (the same rows as the
 curricula's last stage: the "equal data" comparison); ``direct_total`` trains once on T n
-final-task samples (the curriculum's total sample count, all from the target task).
+final-task samples (the curriculum's total sample count, all from the target task); ``pooled``
+trains once, biased toward 0, on the good curriculum's T n rows with their own labels, uniform
+weights (the curriculum's data without the curriculum).
+
+Seeds: :func:`make_tasks` draws the tasks of one verdict seed (``reps`` replications) from that
+seed's generator; :meth:`Tasks.concat` stacks several seeds' tasks along the first axis so that
+every seed is solved in one batched call. Each replication is solved on its own (a batched
+``np.linalg.solve``), so a seed's figures do not depend on the seeds batched beside it.
 """
 from __future__ import annotations
 
@@ -30,28 +39,38 @@ from dataclasses import dataclass
 
 import numpy as np
 
-RIDGE_ARMS = ("good", "violating", "direct", "direct_total")
+RIDGE_ARMS = ("good", "violating", "reversed", "direct", "direct_total", "pooled")
+SGD_ARMS = ("good", "violating", "direct", "direct_total")
+CURRICULA = ("good", "violating", "reversed")
 
 
 @dataclass
 class Tasks:
-    """Arrays for S seeds, T tasks of n rows in d dimensions."""
+    """Arrays for S replications, T tasks of n rows in d dimensions."""
 
     X: np.ndarray            # (S, T, n, d) inputs, shared by every arm
     noise: np.ndarray        # (S, T, n) label noise, shared by every arm
     w_star: np.ndarray       # (S, d) the target task's optimum w*
-    optima: dict             # arm -> (S, T, d) each task's optimum w*_t (last = w*)
+    optima: dict             # curriculum -> (S, T, d) each task's optimum w*_t (last = w*)
     y_target: np.ndarray     # (S, T, n) labels of every row under the target optimum (direct_total)
 
     def labels(self, arm: str) -> np.ndarray:
-        """(S, T, n) labels of ``arm``'s task sequence."""
+        """(S, T, n) labels of the curriculum ``arm``'s task sequence."""
         return np.einsum("stnd,std->stn", self.X, self.optima[arm]) + self.noise
 
+    @classmethod
+    def concat(cls, parts: list["Tasks"]) -> "Tasks":
+        """Several seeds' tasks stacked along the replications axis (in the order given)."""
+        return cls(X=np.concatenate([t.X for t in parts]), noise=np.concatenate([t.noise for t in parts]),
+                   w_star=np.concatenate([t.w_star for t in parts]),
+                   optima={k: np.concatenate([t.optima[k] for t in parts]) for k in parts[0].optima},
+                   y_target=np.concatenate([t.y_target for t in parts]))
 
-def make_tasks(rng: np.random.Generator, seeds: int, n_tasks: int, n: int, d: int, w_norm: float,
+
+def make_tasks(rng: np.random.Generator, reps: int, n_tasks: int, n: int, d: int, w_norm: float,
                noise: float, jitter: float) -> Tasks:
-    """The ``good`` and ``violating`` task sequences of the module docstring, for ``seeds`` seeds."""
-    S, T = seeds, n_tasks
+    """The task sequences of the module docstring, ``reps`` replications drawn from ``rng``."""
+    S, T = reps, n_tasks
     X = rng.standard_normal((S, T, n, d))
     eps = noise * rng.standard_normal((S, T, n))
     eps_target = noise * rng.standard_normal((S, T, n))
@@ -66,16 +85,18 @@ def make_tasks(rng: np.random.Generator, seeds: int, n_tasks: int, n: int, d: in
     viol = rng.standard_normal((S, T, d))
     viol *= w_norm / np.linalg.norm(viol, axis=2, keepdims=True)
     viol[:, -1] = w
+    rev = np.concatenate([good[:, -2::-1], good[:, -1:]], axis=1)        # early tasks reversed, w* last
     y_target = np.einsum("stnd,sd->stn", X, w) + eps_target
     y_target[:, -1] = np.einsum("snd,sd->sn", X[:, -1], w) + eps[:, -1]   # the final stage's own rows
-    return Tasks(X=X, noise=eps, w_star=w, optima={"good": good, "violating": viol}, y_target=y_target)
+    return Tasks(X=X, noise=eps, w_star=w, optima={"good": good, "violating": viol, "reversed": rev},
+                 y_target=y_target)
 
 
 def biased_ridge(X: np.ndarray, y: np.ndarray, w_prev: np.ndarray, lams: np.ndarray) -> np.ndarray:
-    """argmin_w (1/2n)||X w - y||^2 + (lam/2)||w - w_prev||^2 for every seed and every lam.
+    """argmin_w (1/2n)||X w - y||^2 + (lam/2)||w - w_prev||^2 for every replication and every lam.
 
     X (S, n, d), y (S, n), w_prev (S, L, d), lams (L,) -> (S, L, d). Dual form (an n x n solve
-    per seed and lam): w = w_prev + X^T (X X^T + n lam I)^-1 (y - X w_prev).
+    per replication and lam): w = w_prev + X^T (X X^T + n lam I)^-1 (y - X w_prev).
     """
     S, n, d = X.shape
     lams = np.asarray(lams, dtype=float)
@@ -107,36 +128,52 @@ def excess_risk(w: np.ndarray, w_star: np.ndarray) -> np.ndarray:
     return (diff ** 2).sum(axis=-1)
 
 
-def ridge_arms(tasks: Tasks, lams) -> dict[str, np.ndarray]:
-    """Final-task excess risk (S, L) of every arm at every lambda (closed form)."""
-    lams = np.asarray(lams, dtype=float)
+def arm_data(tasks: Tasks, arm: str) -> tuple[np.ndarray, np.ndarray]:
+    """(X (S, stages, rows, d), y (S, stages, rows)) that ``arm`` trains on, stage after stage."""
     X = tasks.X
     S, T, n, d = X.shape
-    out = {}
-    for arm in ("good", "violating"):
-        out[arm] = excess_risk(run_sequence(X, tasks.labels(arm), lams), tasks.w_star)
-    out["direct"] = excess_risk(run_sequence(X[:, -1:], tasks.y_target[:, -1:], lams), tasks.w_star)
-    Xa = X.reshape(S, 1, T * n, d)
-    out["direct_total"] = excess_risk(run_sequence(Xa, tasks.y_target.reshape(S, 1, T * n), lams),
-                                      tasks.w_star)
-    return out
+    if arm in CURRICULA:
+        return X, tasks.labels(arm)
+    if arm == "direct":
+        return X[:, -1:], tasks.y_target[:, -1:]
+    if arm == "direct_total":
+        return X.reshape(S, 1, T * n, d), tasks.y_target.reshape(S, 1, T * n)
+    if arm == "pooled":
+        return X.reshape(S, 1, T * n, d), tasks.labels("good").reshape(S, 1, T * n)
+    raise ValueError(f"unknown arm {arm!r}; one of {', '.join(RIDGE_ARMS)}")
+
+
+def ridge_arms(tasks: Tasks, lams, arms=RIDGE_ARMS) -> dict[str, np.ndarray]:
+    """Final-task excess risk (S, L) of every arm at every lambda (closed form)."""
+    lams = np.asarray(lams, dtype=float)
+    return {arm: excess_risk(run_sequence(*arm_data(tasks, arm), lams), tasks.w_star) for arm in arms}
+
+
+def visit_orders(rngs: list[tuple[np.random.Generator, int]], n: int) -> np.ndarray:
+    """(B, n) orders in which SGD visits n rows: each group of ``rows`` batch members draws its
+    orders from its own generator (one group per seed), so a seed's draws do not depend on the
+    seeds batched beside it."""
+    return np.concatenate([g.permuted(np.tile(np.arange(n), (rows, 1)), axis=1) for g, rows in rngs])
 
 
 def biased_sgd(X: np.ndarray, y: np.ndarray, w_prev: np.ndarray, lam: float, step: float, epochs: int,
-               rng: np.random.Generator) -> np.ndarray:
+               rngs: list[tuple[np.random.Generator, int]]) -> np.ndarray:
     """Per-sample SGD on (1/2n)||X w - y||^2 + (lam/2)||w - w_prev||^2 from w_prev, for a batch.
 
     X (B, n, d), y (B, n), w_prev (B, d). Each epoch visits the rows in a fresh random order (one
-    order per batch member); the step is constant; the result is the average of the last epoch's
-    iterates (tail averaging removes most of the constant-step noise). Each per-sample gradient
-    (x.w - y) x + lam (w - w_prev) is an unbiased estimate of the objective's gradient.
+    order per batch member, from its group's generator in ``rngs``: [(generator, members), ...]
+    covering the batch in order); the step is constant; the result is the average of the last
+    epoch's iterates (tail averaging removes most of the constant-step noise). Each per-sample
+    gradient (x.w - y) x + lam (w - w_prev) is an unbiased estimate of the objective's gradient.
     """
     B, n, d = X.shape
+    if sum(rows for _, rows in rngs) != B:
+        raise ValueError(f"biased_sgd: the generators' groups cover {sum(r for _, r in rngs)} of {B} batch members")
     w = w_prev.copy()
     idx = np.arange(B)
     avg = np.zeros_like(w)
     for e in range(epochs):
-        order = rng.permuted(np.tile(np.arange(n), (B, 1)), axis=1)
+        order = visit_orders(rngs, n)
         for k in range(n):
             i = order[:, k]
             x = X[idx, i]                                                # (B, d)
@@ -147,17 +184,14 @@ def biased_sgd(X: np.ndarray, y: np.ndarray, w_prev: np.ndarray, lam: float, ste
     return avg / n
 
 
-def sgd_arms(tasks: Tasks, lam: float, step: float, epochs: int, rng: np.random.Generator) -> dict:
+def sgd_arms(tasks: Tasks, lam: float, step: float, epochs: int,
+             rngs: list[tuple[np.random.Generator, int]], arms=SGD_ARMS) -> dict:
     """Final-task excess risk (S,) of every arm trained by :func:`biased_sgd`, task after task."""
-    X = tasks.X
-    S, T, n, d = X.shape
-    runs = {"good": (X, tasks.labels("good")), "violating": (X, tasks.labels("violating")),
-            "direct": (X[:, -1:], tasks.y_target[:, -1:]),
-            "direct_total": (X.reshape(S, 1, T * n, d), tasks.y_target.reshape(S, 1, T * n))}
     out = {}
-    for arm, (Xa, ya) in runs.items():
-        w = np.zeros((S, d))
+    for arm in arms:
+        Xa, ya = arm_data(tasks, arm)
+        w = np.zeros((Xa.shape[0], Xa.shape[-1]))
         for t in range(Xa.shape[1]):
-            w = biased_sgd(Xa[:, t], ya[:, t], w, lam, step, epochs, rng)
+            w = biased_sgd(Xa[:, t], ya[:, t], w, lam, step, epochs, rngs)
         out[arm] = excess_risk(w[:, None, :], tasks.w_star)[:, 0]
     return out

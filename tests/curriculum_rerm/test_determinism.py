@@ -10,7 +10,8 @@ import pytest
 def test_smoke_chain_reruns_to_the_same_outputs(rerun_study):
     out = rerun_study("curriculum_rerm")
     root, m = out["root"], out["metrics"]
-    assert len(m["ridge"]["good_beats_direct_frac"]) == 3 and m["digits"]["seeds"] == 3
+    assert len(m["ridge"]["good_beats_direct_frac"]) == 3 and m["digits"]["replications"] == 3
+    assert m["seeds"] == [0, 1] and set(m["per_seed"]) == {"0", "1"}
     assert 0 <= m["ridge"]["good_beats_direct_frac_min"] <= 1
     for png in ("ridge_lambda.png", "digits_paired.png"):
         assert (root / "reports/curriculum_rerm" / png).stat().st_size > 10_000

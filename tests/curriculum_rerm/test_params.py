@@ -11,9 +11,9 @@ from tests.helpers import params_error, stops_without_input
 def test_default_sizes_are_the_studies_md_ones(real_params):
     _, p = load_study("curriculum_rerm", CurriculumParams, real_params, profile="default")
     r, d = p.train.ridge, p.train.digits
-    assert (r.dim, r.n_per_task, r.n_tasks, r.seeds) == (100, 20, 5, 20)
+    assert (r.dim, r.n_per_task, r.n_tasks, r.replications) == (100, 20, 5, 20)
     assert (r.lambdas.low, r.lambdas.high) == (1e-3, 10.0)
-    assert d.seeds >= 10 and d.per_stage == 150 and len(d.levels) == 3 and d.noise == 0.4
+    assert d.replications >= 10 and d.per_stage == 150 and len(d.levels) == 3 and d.noise == 0.4
 
 
 def _error(data) -> str:
@@ -41,9 +41,15 @@ def test_too_many_images_refused(params_copy):
     assert "exceeds the 1797 digits" in _error(params_copy)
 
 
-def test_string_seeds_not_coerced(params_copy):
-    params_copy["curriculum_rerm"]["default"]["train"]["ridge"]["seeds"] = "20"
-    assert "curriculum_rerm.default.train.ridge.seeds = '20'" in _error(params_copy)
+def test_string_replications_not_coerced(params_copy):
+    params_copy["curriculum_rerm"]["default"]["train"]["ridge"]["replications"] = "20"
+    assert "curriculum_rerm.default.train.ridge.replications = '20'" in _error(params_copy)
+
+
+def test_the_old_per_study_seeds_key_is_refused(params_copy):
+    """``seeds`` became ``replications`` (per verdict seed): a file with the old key names it."""
+    params_copy["curriculum_rerm"]["smoke"]["train"]["digits"]["seeds"] = 3
+    assert "seeds" in _error(params_copy)
 
 
 def test_evaluate_without_results_exits_2_naming_the_stage(tmp_path, stage_env, python_exe):

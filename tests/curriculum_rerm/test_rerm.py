@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from sklearn.linear_model import Ridge
 
-from stages.curriculum_rerm.rerm import (biased_ridge, biased_sgd, excess_risk, make_tasks, ridge_arms,
-                                         run_sequence)
+from stages.curriculum_rerm.rerm import (RIDGE_ARMS, Tasks, arm_data, biased_ridge, biased_sgd, excess_risk, make_tasks,
+                                         ridge_arms, run_sequence, visit_orders)
 
 
 def _problem(S=3, n=7, d=12, L=4, seed=0):
@@ -78,7 +78,7 @@ def test_sgd_converges_to_closed_form():
     w_prev = rng.standard_normal((3, 5))
     lam = 0.5
     ref = biased_ridge(X, y, w_prev[:, None], np.array([lam]))[:, 0]
-    gaps = [np.abs(biased_sgd(X, y, w_prev, lam, step=s, epochs=1000, rng=np.random.default_rng(0)) - ref).max()
+    gaps = [np.abs(biased_sgd(X, y, w_prev, lam, step=s, epochs=1000, rngs=[(np.random.default_rng(0), 3)]) - ref).max()
             for s in (0.002, 0.0005)]
     assert gaps[1] < 3e-3 and gaps[1] < gaps[0] / 2.5
 
@@ -95,7 +95,7 @@ def test_excess_risk_is_the_population_risk_gap():
 
 
 def test_tasks_share_data_and_target_and_differ_in_early_optima():
-    tk = make_tasks(np.random.default_rng(6), seeds=5, n_tasks=4, n=3, d=10, w_norm=10.0, noise=1.0, jitter=0.5)
+    tk = make_tasks(np.random.default_rng(6), reps=5, n_tasks=4, n=3, d=10, w_norm=10.0, noise=1.0, jitter=0.5)
     g, v = tk.optima["good"], tk.optima["violating"]
     np.testing.assert_allclose(g[:, -1], tk.w_star)
     np.testing.assert_allclose(v[:, -1], tk.w_star)
@@ -110,7 +110,60 @@ def test_tasks_share_data_and_target_and_differ_in_early_optima():
 
 def test_noise_free_direct_total_recovers_w_star():
     """With T n >= d noise-free target rows and a tiny lambda, direct_total interpolates w*."""
-    tk = make_tasks(np.random.default_rng(7), seeds=2, n_tasks=4, n=5, d=12, w_norm=3.0, noise=0.0, jitter=0.5)
+    tk = make_tasks(np.random.default_rng(7), reps=2, n_tasks=4, n=5, d=12, w_norm=3.0, noise=0.0, jitter=0.5)
     er = ridge_arms(tk, np.array([1e-9]))
     assert er["direct_total"].max() < 1e-8
     assert (er["direct"] > 0.1).all()
+
+
+def test_reversed_curriculum_is_the_good_tasks_in_reverse_order():
+    tk = make_tasks(np.random.default_rng(8), reps=3, n_tasks=5, n=4, d=10, w_norm=10.0, noise=1.0, jitter=0.5)
+    g, r = tk.optima["good"], tk.optima["reversed"]
+    np.testing.assert_array_equal(r[:, :4], g[:, 3::-1])
+    np.testing.assert_array_equal(r[:, -1], tk.w_star)
+    # its first step (from w_0 = 0 to (T-1)/T w*) and its last ((1/T) w* to w*) are long: r is larger
+    from stages.curriculum_rerm.train import largest_step
+    assert (largest_step(r) > 2 * largest_step(g)).all()
+
+
+def test_pooled_arm_is_the_good_curriculums_rows_in_one_task():
+    tk = make_tasks(np.random.default_rng(9), reps=2, n_tasks=3, n=4, d=6, w_norm=5.0, noise=1.0, jitter=0.5)
+    X, y = arm_data(tk, "pooled")
+    assert X.shape == (2, 1, 12, 6) and y.shape == (2, 1, 12)
+    np.testing.assert_array_equal(y[:, 0, 4:8], tk.labels("good")[:, 1])
+    np.testing.assert_array_equal(X[:, 0, 8:], tk.X[:, 2])
+    with pytest.raises(ValueError, match="unknown arm 'nope'"):
+        arm_data(tk, "nope")
+
+
+def test_pooled_equals_one_ridge_on_the_stacked_rows():
+    """pooled = biased ridge toward 0 on all T n rows: the primal normal equations by hand."""
+    tk = make_tasks(np.random.default_rng(10), reps=1, n_tasks=3, n=4, d=6, w_norm=5.0, noise=1.0, jitter=0.5)
+    lam = 0.3
+    er = ridge_arms(tk, np.array([lam]), arms=("pooled",))["pooled"][0, 0]
+    X, y = tk.X[0].reshape(12, 6), tk.labels("good")[0].reshape(12)
+    w = np.linalg.solve(X.T @ X / 12 + lam * np.eye(6), X.T @ y / 12)
+    assert er == pytest.approx(((w - tk.w_star[0]) ** 2).sum(), rel=1e-10)
+
+
+def test_tasks_of_several_seeds_concatenate_in_order():
+    a = make_tasks(np.random.default_rng(11), 2, 3, 4, 5, 1.0, 1.0, 0.5)
+    b = make_tasks(np.random.default_rng(12), 3, 3, 4, 5, 1.0, 1.0, 0.5)
+    c = Tasks.concat([a, b])
+    assert c.X.shape[0] == 5
+    np.testing.assert_array_equal(c.optima["reversed"][2:], b.optima["reversed"])
+    er = ridge_arms(c, np.array([0.1, 1.0]))
+    er_b = ridge_arms(b, np.array([0.1, 1.0]))
+    assert set(er) == set(RIDGE_ARMS)
+    for k in RIDGE_ARMS:
+        np.testing.assert_array_equal(er[k][2:], er_b[k])
+
+
+def test_visit_orders_come_from_each_groups_generator():
+    o = visit_orders([(np.random.default_rng(1), 2), (np.random.default_rng(2), 3)], 6)
+    alone = visit_orders([(np.random.default_rng(2), 3)], 6)
+    np.testing.assert_array_equal(o[2:], alone)
+    assert (np.sort(o, axis=1) == np.arange(6)).all()
+    X, y = np.zeros((5, 6, 2)), np.zeros((5, 6))
+    with pytest.raises(ValueError, match="cover 4 of 5 batch members"):
+        biased_sgd(X, y, np.zeros((5, 2)), 0.1, 0.01, 1, [(np.random.default_rng(1), 4)])
