@@ -1,126 +1,102 @@
-"""w2v_quartic across seeds: the downstream comparison of runs made with different `common.seed`.
+"""w2v_quartic: the verdict seeds batched (a seed dimension in the full-batch runs) against one
+seed after another, on calibration seeds (>= 1000, never a verdict seed).
 
-    python benchmarks/w2v_quartic/seeds.py 0=reports/w2v_quartic/metrics.json 1=/tmp/seed1/reports/w2v_quartic/metrics.json ...
+    OMP_NUM_THREADS=1 python benchmarks/w2v_quartic/seeds.py [--profile default] [--seeds 1000,...]
 
-Each argument is SEED=PATH of a `reports/w2v_quartic/metrics.json` written by the study's
-evaluate stage (default profile; a seed's run: a scratch copy of the repository with
-`common.seed` set, then `dvc repro stages/w2v_quartic/dvc.yaml`). Prints, per seed, the
-checked score on `overlap_rich` (the omniscient quartic model, gensim's mean and spread, the
-tolerance, gap / tolerance and the must's verdict) and the quartic model with word2vec's pair
-weights; then the mean gap over the seeds with a 95% Student-t interval, and how many seeds
-pass. Thresholds are read from claims.yaml.
-``--smoke`` runs it at tiny sizes in seconds (what CI runs): no run's metrics needed, it reads two
-made-up metrics.json (built with the evaluate stage's score functions) from a temp folder.
+For each role's corpus (each seed samples its own, as the train stage does: draws.sample_corpus)
+and each loss (quartic, SGNS; the omniscient weights, and word2vec's weights where the profile
+runs them), times the train stage's full-batch gradient descent (``model.train``: its steps, step
+size and logging) for all seeds in one call with a leading seed dimension, and one seed after
+another; checks that every seed's final W is the same bit for bit both ways; prints the CPU
+seconds and the ratio batched / sequential. gensim (one worker, C code) cannot be batched and is
+left out. ``--smoke`` runs it at the smoke profile's sizes on two seeds in seconds (what CI runs).
 """
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-import tempfile
+import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-
-def t_interval(x) -> tuple[float, float, float]:
-    import numpy as np
-    from scipy.stats import t
-
-    x = np.asarray(x, dtype=float)
-    m = float(x.mean())
-    if len(x) < 2:
-        return m, float("nan"), float("nan")
-    half = float(t.ppf(0.975, len(x) - 1) * x.std(ddof=1) / np.sqrt(len(x)))
-    return m, m - half, m + half
-
-
-def stand_in_metrics(folder: Path, claims: dict) -> list[str]:
-    """Two made-up metrics.json in ``folder`` (seeds 0 and 1), shaped as the evaluate stage writes
-    them (its ``score_all`` and ``compare_to_gensim``, every claim's metric present): the smoke's
-    stand-in for real runs. Returns their SEED=PATH arguments."""
-    from stages.common.runtime.params import load_study
-    from stages.w2v_quartic.evaluate import compare_to_gensim, score_all
-    from stages.w2v_quartic.params import W2VParams
-
-    ep = load_study("w2v_quartic", W2VParams, profile="smoke")[1].evaluate
-    runs = []
-    for seed, q in ((0, 0.70), (1, 0.66)):
-        s = score_all({"quartic": [q], "sgns": [q], "closed_form": [q], "quartic_w2v": [q + 0.15],
-                       "sgns_w2v": [q + 0.15], "gensim": [0.73, 0.74]}, lambda x: x)
-        m = {"downstream_rich": {"score": compare_to_gensim(s, ep),
-                                 "score_word2vec_weights": compare_to_gensim(s, ep, "quartic_w2v", "sgns_w2v")}}
-        for c in claims.values():                       # every claim's metric, made up ...
-            *parents, leaf = c.metric.split(".")
-            cur = m
-            for part in parents:
-                cur = cur.setdefault(part, {})
-            cur[leaf] = 0.5
-        m["claims"].update(rich_gap_over_tolerance=m["downstream_rich"]["score"]["gap_over_tolerance"],
-                           rich_w2v_gap_over_tolerance=m["downstream_rich"]["score_word2vec_weights"][
-                               "gap_over_tolerance"])   # ... but these two as the stage derives them
-        path = folder / f"seed{seed}" / "metrics.json"
-        path.parent.mkdir()
-        path.write_text(json.dumps(m))
-        runs.append(f"{seed}={path}")
-    return runs
+CALIBRATION_SEEDS = [1000, 1001, 1002, 1003, 1004]
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("runs", nargs="*", help="SEED=PATH to a metrics.json")
-    ap.add_argument("--smoke", action="store_true", help="tiny sizes: checks the script still runs (CI)")
+    ap.add_argument("--profile", default="default", choices=["smoke", "default", "paper"])
+    ap.add_argument("--seeds", default=",".join(map(str, CALIBRATION_SEEDS)))
+    ap.add_argument("--roles", default="dynamics,downstream_rich")
+    ap.add_argument("--smoke", action="store_true", help="smoke sizes, two seeds: checks the script runs (CI)")
     a = ap.parse_args()
-    if not a.runs and not a.smoke:
-        ap.error("the following arguments are required: runs")
+    if a.smoke:
+        a.profile, a.seeds = "smoke", "1000,1001"
+    seeds = [int(s) for s in a.seeds.split(",")]
+    if min(seeds) < 1000:
+        raise SystemExit("benchmarks use calibration seeds >= 1000 only (the verdict seeds are < 1000)")
 
-    from stages.common.claims import compare, load_claims, lookup
+    import numpy as np
+    import torch
 
-    claims = {c.id: c for c in load_claims(REPO / "stages/w2v_quartic/claims.yaml").claims}
-    if a.smoke:                    # the same code path on made-up runs (figures meaningless)
-        tmp = tempfile.TemporaryDirectory(prefix="w2v_seeds-")
-        a.runs = stand_in_metrics(Path(tmp.name), claims)
-        print("smoke: no runs' metrics used; two made-up metrics.json in a temp folder", flush=True)
-    rows = []
-    for item in a.runs:
-        seed, _, path = item.partition("=")
-        if not path:
-            sys.exit(f"expected SEED=PATH, got {item!r}")
-        m = json.loads(Path(path).read_text())
-        s, w = m["downstream_rich"]["score"], m["downstream_rich"].get("score_word2vec_weights")
-        verdicts = {cid: compare(lookup(m, c.metric), c.op, c.threshold) for cid, c in claims.items()
-                    if lookup(m, c.metric) is not None}
-        rows.append((int(seed), s, w, verdicts))
-    rows.sort(key=lambda r: r[0])
+    from stages.common.device import limit_threads
+    from stages.common.runtime.params import load_study
+    from stages.w2v_quartic import draws, model, theory
+    from stages.w2v_quartic.params import ROLES, W2VParams
 
-    print("overlap_rich, precision@10: the omniscient quartic model (the must) and the quartic model "
-          "with word2vec's pair weights")
-    print(f"{'seed':>4} {'quartic':>8} {'gensim':>8} {'± std':>7} {'tol':>6} {'gap':>8} {'gap/tol':>8} "
-          f"{'must':>6} | {'q w2v':>7} {'sgns w2v':>8} {'gap':>8} {'gap/tol':>8}")
-    for seed, s, w, v in rows:
-        line = (f"{seed:>4} {s['quartic']:>8.4f} {s['gensim_mean']:>8.4f} {s['gensim_std']:>7.4f} "
-                f"{s['tolerance']:>6.4f} {s['quartic_minus_gensim']:>+8.4f} {s['gap_over_tolerance']:>8.3f} "
-                f"{'holds' if v['rich_downstream_matches_gensim'] else 'FAILS':>6}")
-        if w:
-            line += (f" | {w['quartic']:>7.4f} {w['sgns']:>8.4f} {w['quartic_minus_gensim']:>+8.4f} "
-                     f"{w['gap_over_tolerance']:>8.3f}")
-        print(line)
-    seeds = [r[0] for r in rows]
-    for label, key, src in (("omniscient quartic - gensim", "quartic_minus_gensim", 1),
-                            ("word2vec-weighted quartic - gensim", "quartic_minus_gensim", 2)):
-        vals = [r[src][key] for r in rows if r[src]]
-        if vals:
-            mean, lo, hi = t_interval(vals)
-            print(f"{label}: mean {mean:+.4f}, 95% t-interval [{lo:+.4f}, {hi:+.4f}] over seeds {seeds}; "
-                  f"range [{min(vals):+.4f}, {max(vals):+.4f}]")
-    print("must claims per seed:")
-    for cid, c in claims.items():
-        if c.level != "must":
-            continue
-        ok = [r[3].get(cid) for r in rows]
-        print(f"  {cid}: holds on {sum(bool(x) for x in ok)} of {len(ok)} seeds "
-              f"({', '.join(f'{s}: {x}' for s, x in zip(seeds, ok))})")
+    limit_threads(1)
+    _, p = load_study("w2v_quartic", W2VParams, profile=a.profile)
+    specs = draws.topic_specs(a.profile)
+    wp, gp = p.train.word2vec_weights, p.train.gensim
+    total = {"batched": 0.0, "sequential": 0.0}
+    print(f"profile {a.profile}, calibration seeds {seeds}; CPU seconds of the full-batch runs", flush=True)
+    for role in a.roles.split(","):
+        rp = getattr(p.train, role)
+        runs = []                              # (label, targets, etas, tracked eigenvectors, steps, log_every)
+        omni, w2v, W0s = ([], [], []), ([], [], []), []
+        for s in seeds:
+            c = draws.sample_corpus(specs[rp.corpus], s)
+            keep = theory.keep_words(c.word_counts, rp.max_vocab)
+            P, u = theory.cooccurrence_stats(c.counts, c.word_counts, keep)
+            V, d = len(keep), rp.dim
+            spec = theory.spectrum(theory.target_matrix(P, u), min(d + rp.track_extra, V))
+            omni[0].append(model.Target.build(P, u))
+            omni[1].append(theory.step_size(spec, rp.lr_scale))
+            omni[2].append(torch.as_tensor(spec.vectors))
+            W0s.append(model.init_weights(V, d, rp.init_scale, [s, ROLES.index(role)]))
+            if role in wp.roles:
+                counts = theory.weighted_window_counts(c.sentence_ids(), keep, len(c.vocab),
+                                                       int(c.truth["window"]), wp.window_weighting)
+                t = model.Target.from_weights(*theory.word2vec_weights(counts / counts.sum(), u, gp.sample,
+                                                                       gp.ns_exponent, gp.negative))
+                sw = theory.spectrum((t.G * t.M).numpy(), min(d + rp.track_extra, V))
+                w2v[0].append(t)
+                w2v[1].append(wp.lr_scale / sw.max_abs)
+                w2v[2].append(torch.as_tensor(sw.vectors))
+        runs.append(("omniscient", omni, rp.steps, rp.log_every, list(model.KINDS)))
+        if w2v[0]:
+            runs.append(("word2vec weights", w2v, wp.steps, wp.log_every, list(wp.kinds)))
+        for label, (targets, etas, Us), steps, log_every, kinds in runs:
+            for kind in kinds:
+                t0 = time.process_time()
+                seq = [model.train(kind, t, W, e, steps, log_every, U, rp.dim)
+                       for t, W, e, U in zip(targets, W0s, etas, Us)]
+                t_seq = time.process_time() - t0
+                t0 = time.process_time()
+                batch = model.split_seeds(model.train(kind, model.stack_targets(targets), torch.stack(W0s), etas,
+                                                      steps, log_every, torch.stack(Us), rp.dim), len(seeds))
+                t_bat = time.process_time() - t0
+                same = all(np.array_equal(b["W"], q["W"]) for b, q in zip(batch, seq))
+                total["batched"] += t_bat
+                total["sequential"] += t_seq
+                print(f"  {role:15s} {label:16s} {kind:8s} {steps:5d} steps: sequential {t_seq:6.2f} s, "
+                      f"batched {t_bat:6.2f} s, ratio batched/sequential {t_bat / t_seq:.2f}; "
+                      f"every seed's W the same both ways: {same}", flush=True)
+                if not same:
+                    raise SystemExit("a seed's run differs between batched and sequential")
+    print(f"all: sequential {total['sequential']:.1f} s, batched {total['batched']:.1f} s, "
+          f"ratio batched/sequential {total['batched'] / total['sequential']:.2f}")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,8 @@
 """w2v_quartic evaluate: closed form, predicted step times, effective rank and its plateaus,
 subspace overlaps, downstream scores (synthetic retrieval, real-text analogies and word
-similarity), plots. reports/w2v_quartic/metrics.json is what claims.yaml reads.
+similarity), plots. reports/w2v_quartic/metrics.json is what claims.yaml reads: every verdict
+seed's figures under ``per_seed`` (``stages.common.seeds.per_seed_metrics``), their means beside
+them. The plots and the rank / step-time CSVs show the first verdict seed; scores.csv the means.
 """
 from __future__ import annotations
 
@@ -8,16 +10,17 @@ from stages.common.runtime.stage import stage
 
 from .params import ROLES, W2VParams
 from .paths import (CSV_RANK, CSV_SCORES, CSV_TIMES, METRICS, PLOT_DYNAMICS, PLOT_OVERLAP, PLOT_SCORES, PLOT_TIMES, RUNS,
-                    corpus_dir)
+                    corpus_dir, seed_dir)
 
-METHODS = ("closed_form", "quartic", "sgns", "gensim")
+# plain: the control arm, the factorisation of P - P_i P_j (M* without its normalisation)
+METHODS = ("closed_form", "quartic", "sgns", "gensim", "plain")
 W2V_METHODS = ("quartic_w2v", "sgns_w2v")     # trained with word2vec's pair weights (where run)
 
 
-def load_run(root, role: str) -> dict:
+def load_run(root, seed: int, role: str) -> dict:
     import numpy as np
 
-    with np.load(root / RUNS / f"{role}.npz") as z:
+    with np.load(root / RUNS / seed_dir(seed) / f"{role}.npz") as z:
         return {k: z[k] for k in z.files}
 
 
@@ -87,7 +90,8 @@ def embeddings(r: dict, d: int) -> dict:
     from . import theory
 
     out = {"closed_form": [theory.closed_form(r["eigvals"][:d], r["eigvecs"][:, :d])],
-           "quartic": [r["quartic_W"]], "sgns": [r["sgns_W"]], "gensim": list(r["gensim_E"])}
+           "quartic": [r["quartic_W"]], "sgns": [r["sgns_W"]], "gensim": list(r["gensim_E"]),
+           "plain": [r["plain_E"]]}
     for kind in ("quartic", "sgns"):
         if f"w2v_{kind}_W" in r:
             out[f"{kind}_w2v"] = [r[f"w2v_{kind}_W"]]
@@ -116,147 +120,190 @@ def compare_to_gensim(s: dict, ep, quartic: str = "quartic", sgns: str = "sgns")
             "sgns": s[sgns], "closed_form": s["closed_form"], "abs_gap_quartic_gensim": gap,
             "quartic_minus_gensim": s[quartic] - s["gensim"],
             "tolerance": tol, "gap_over_tolerance": gap / tol,
+            "minus_gensim_over_tolerance": (s[quartic] - s["gensim"]) / tol,
             "abs_gap_quartic_sgns": abs(s[quartic] - s[sgns])}
+
+
+def realtext_items(root, tp, keep) -> tuple:
+    """The covered analogy questions (ids a, b, c, d) and WordSim-353 pairs (ids, ratings) among
+    the kept real-text words."""
+    import numpy as np
+
+    from stages.common.corpora import load_analogy_table, load_corpus
+    from stages.common.corpora.realtext import gensim_data
+
+    from . import scores
+
+    rc = load_corpus(root / corpus_dir(tp.realtext))
+    index = {rc.vocab[i]: n for n, i in enumerate(keep)}
+    an = load_analogy_table(root / corpus_dir(tp.realtext) / "analogies")
+    qs = np.array([[index[w] for w in (a, b, c_, d_)]
+                   for a, b, c_, d_ in zip(an["a"], an["b"], an["c"], an["d"])
+                   if all(w in index for w in (a, b, c_, d_))], dtype=np.int64).reshape(-1, 4)
+    ws = [(index[a], index[b], r) for a, b, r in scores.read_wordsim(gensim_data("wordsim353.tsv"))
+          if a in index and b in index]
+    pairs = np.array([(a, b) for a, b, _ in ws], dtype=np.int64).reshape(-1, 2)
+    ratings = np.array([r for _, _, r in ws], dtype=float)
+    return qs, pairs, ratings
+
+
+def seed_metrics(runs: dict, tp, ep, realtext: tuple) -> tuple[dict, dict]:
+    """Every figure of one verdict seed (``runs``: its role -> arrays) and the curves its plots
+    draw. ``realtext``: :func:`realtext_items`."""
+    import numpy as np
+
+    from . import scores
+
+    m: dict = {}
+
+    # --- learning dynamics on every corpus (the claims read the dynamics corpus) ---
+    curves = {}
+    for role in ROLES:
+        m[role], curves[role] = dynamics_metrics(runs[role], getattr(tp, role).dim, ep)
+
+    # --- synthetic retrieval scores (the seed's own topic corpora) ---
+    for role in ("dynamics", "downstream", "downstream_rich"):
+        r = runs[role]
+        topic, topic2 = r["topic"], r["topic2"]
+        emb = embeddings(r, getattr(tp, role).dim)
+        m[role]["retrieval"] = score_all(
+            emb, lambda E: scores.retrieval_precision(E, topic, topic2, ep.retrieval_k))
+        # the same score over the rarer and the more frequent half of the words
+        counts = r["word_counts"]
+        rare = counts < np.median(counts)
+        for half, mask in (("rare_half", rare), ("frequent_half", ~rare)):
+            m[role]["retrieval"][half] = score_all(
+                emb, lambda E: float(scores.retrieval_per_word(E, topic, topic2, ep.retrieval_k)[mask].mean()))
+    for role in ("downstream", "downstream_rich"):
+        m[role]["zero_cells_share"] = float(runs[role]["zero_cells_share"])
+        m[role]["score"] = {"metric": f"precision@{ep.retrieval_k} (neighbour shares a topic)",
+                            **compare_to_gensim(m[role]["retrieval"], ep)}
+        m[role]["score_control"] = {
+            "metric": f"precision@{ep.retrieval_k}; the plain factorisation of P - P_i P_j (the control)",
+            **compare_to_gensim(m[role]["retrieval"], ep, "plain")}
+        if "quartic_w2v" in m[role]["retrieval"]:
+            m[role]["score_word2vec_weights"] = {
+                "metric": f"precision@{ep.retrieval_k}; the quartic model with word2vec's pair weights",
+                **compare_to_gensim(m[role]["retrieval"], ep, "quartic_w2v",
+                                    "sgns_w2v" if "sgns_w2v" in m[role]["retrieval"] else "quartic_w2v")}
+            del m[role]["score_word2vec_weights"]["closed_form"]     # no closed form with these weights
+    for role in ROLES:
+        if "w2v_quartic_W" in runs[role]:
+            m[role]["word2vec_weights"] = w2v_metrics(runs[role], getattr(tp, role).dim)
+    s = m["downstream"]["retrieval"]
+
+    # --- real text: analogies and word similarity on the kept vocabulary (a proxy, context) ---
+    qs, pairs, ratings = realtext
+    emb = embeddings(runs["realtext"], tp.realtext.dim)
+    m["realtext"]["analogy"] = {"questions": int(len(qs)),
+                                **score_all(emb, lambda E: scores.analogy_accuracy(E, qs))}
+    m["realtext"]["analogy_vs_gensim"] = compare_to_gensim(m["realtext"]["analogy"], ep)
+    m["realtext"]["wordsim"] = {"pairs": int(len(pairs)),
+                                **score_all(emb, lambda E: scores.similarity_spearman(E, pairs, ratings))}
+    m["realtext"]["median_rel_gap_top"] = float(np.median(m["realtext"]["rel_gaps_top"]))
+
+    # --- what the claims read (flat keys) ---
+    dq, ds = m["dynamics"]["quartic"], m["dynamics"]["sgns"]
+    rich = m["downstream_rich"]
+    m["claims"] = {
+        "quartic_plateaus": dq["n_plateaus"], "sgns_plateaus": ds["n_plateaus"],
+        "quartic_skipped_levels": dq["skipped_levels"], "sgns_skipped_levels": ds["skipped_levels"],
+        "quartic_max_rank_jump": dq["max_rank_jump"], "sgns_max_rank_jump": ds["max_rank_jump"],
+        "quartic_overlap": dq["overlap_final"], "sgns_overlap": ds["overlap_final"],
+        "quartic_spearman": dq["spearman_step_times"], "sgns_spearman": ds["spearman_step_times"],
+        "gensim_downstream": s["gensim"], "quartic_downstream": s["quartic"],
+        "downstream_gap_over_tolerance": m["downstream"]["score"]["gap_over_tolerance"],
+        "downstream_control_gap_over_tolerance": m["downstream"]["score_control"]["gap_over_tolerance"],
+        "downstream_abs_gap": m["downstream"]["score"]["abs_gap_quartic_gensim"],
+        "downstream_tolerance": m["downstream"]["score"]["tolerance"],
+        "sgns_downstream": s["sgns"], "closed_form_downstream": s["closed_form"], "plain_downstream": s["plain"],
+        "rich_gensim_downstream": rich["retrieval"]["gensim"],
+        "rich_quartic_downstream": rich["retrieval"]["quartic"],
+        "rich_closed_form_downstream": rich["retrieval"]["closed_form"],
+        "rich_sgns_downstream": rich["retrieval"]["sgns"],
+        "rich_plain_downstream": rich["retrieval"]["plain"],
+        "rich_tolerance": rich["score"]["tolerance"],
+        "rich_gap_over_tolerance": rich["score"]["gap_over_tolerance"],
+        "rich_control_gap_over_tolerance": rich["score_control"]["gap_over_tolerance"],
+        "rich_quartic_minus_gensim": rich["score"]["quartic_minus_gensim"],
+        "rich_plain_minus_gensim": rich["score_control"]["quartic_minus_gensim"],
+        "rich_sgns_overlap": rich["sgns"]["overlap_final"],
+        "realtext_analogy_gap_over_tolerance": m["realtext"]["analogy_vs_gensim"]["gap_over_tolerance"],
+        "realtext_analogy_quartic": m["realtext"]["analogy"]["quartic"],
+        "realtext_analogy_gensim": m["realtext"]["analogy"]["gensim"],
+        "realtext_wordsim_quartic": m["realtext"]["wordsim"]["quartic"],
+        "realtext_wordsim_gensim": m["realtext"]["wordsim"]["gensim"],
+        "realtext_quartic_overlap": m["realtext"]["quartic"]["overlap_final"],
+    }
+    for role, key in (("downstream_rich", "rich_w2v"), ("downstream", "sparse_w2v")):
+        if "score_word2vec_weights" in m[role]:
+            sw = m[role]["score_word2vec_weights"]
+            m["claims"].update({f"{key}_quartic_downstream": sw["quartic"],
+                                f"{key}_sgns_downstream": sw["sgns"],
+                                f"{key}_gap_over_tolerance": sw["gap_over_tolerance"],
+                                f"{key}_minus_gensim_over_tolerance": sw["minus_gensim_over_tolerance"],
+                                f"{key}_quartic_minus_gensim": sw["quartic_minus_gensim"],
+                                f"{key}_quartic_rel_grad": m[role]["word2vec_weights"]["final_rel_grad_quartic"]})
+    return m, curves
 
 
 def main() -> None:
     with stage("w2v_quartic", "evaluate", W2VParams) as ctx:
+        import time
+
         import numpy as np
-        from tqdm import tqdm
 
-        from stages.common.corpora.realtext import gensim_data
-        from stages.common.io import write_json
-
-        from stages.common.corpora import load_analogy_table, load_corpus
         from stages.common.device import limit_threads
-
-        from . import scores
+        from stages.common.io import write_json
+        from stages.common.seeds import per_seed_metrics
 
         limit_threads()
         ep, tp = ctx.params.evaluate, ctx.params.train
-        runs = {role: load_run(ctx.root, role) for role in tqdm(ROLES, desc="loading runs")}
-        m: dict = {}
-
-        # --- learning dynamics on every corpus (the claims read the dynamics corpus) ---
-        curves = {}
-        for role in ROLES:
-            m[role], curves[role] = dynamics_metrics(runs[role], getattr(tp, role).dim, ep)
-        for kind in ("quartic", "sgns"):
-            ctx.run.log_curve(f"dynamics.{kind}.effective_rank", curves["dynamics"][kind]["rank"],
-                              runs["dynamics"][f"{kind}_step"])
-
-        # --- synthetic retrieval scores (the topic corpora) ---
-        for role in ("dynamics", "downstream", "downstream_rich"):
-            rp = getattr(tp, role)
-            c = load_corpus(ctx.path(corpus_dir(rp)))
-            keep = runs[role]["keep"]
-            topic = np.asarray(c.word_truth["topic"])[keep]
-            topic2 = np.asarray(c.word_truth.get("topic2", [-1] * len(c.vocab)))[keep]
-            emb = embeddings(runs[role], rp.dim)
-            m[role]["retrieval"] = score_all(
-                emb, lambda E: scores.retrieval_precision(E, topic, topic2, ep.retrieval_k))
-            # the same score over the rarer and the more frequent half of the words
-            counts = np.asarray(c.word_counts)[keep]
-            rare = counts < np.median(counts)
-            for half, mask in (("rare_half", rare), ("frequent_half", ~rare)):
-                m[role]["retrieval"][half] = score_all(
-                    emb, lambda E: float(scores.retrieval_per_word(E, topic, topic2, ep.retrieval_k)[mask].mean()))
-            m[role]["zero_cells_share"] = float((c.counts[keep][:, keep].toarray() == 0).mean())
-        for role in ("downstream", "downstream_rich"):
-            m[role]["score"] = {"metric": f"precision@{ep.retrieval_k} (neighbour shares a topic)",
-                                **compare_to_gensim(m[role]["retrieval"], ep)}
-            if "quartic_w2v" in m[role]["retrieval"]:
-                m[role]["score_word2vec_weights"] = {
-                    "metric": f"precision@{ep.retrieval_k}; the quartic model with word2vec's pair weights",
-                    **compare_to_gensim(m[role]["retrieval"], ep, "quartic_w2v",
-                                        "sgns_w2v" if "sgns_w2v" in m[role]["retrieval"] else "quartic_w2v")}
-                del m[role]["score_word2vec_weights"]["closed_form"]     # no closed form with these weights
-        for role in ROLES:
-            if "w2v_quartic_W" in runs[role]:
-                m[role]["word2vec_weights"] = w2v_metrics(runs[role], getattr(tp, role).dim)
-        s = m["downstream"]["retrieval"]
-
-        # --- real text: analogies and word similarity on the kept vocabulary (a proxy) ---
-        rp = tp.realtext
-        rc = load_corpus(ctx.path(corpus_dir(rp)))
-        keep = runs["realtext"]["keep"]
-        index = {rc.vocab[i]: n for n, i in enumerate(keep)}
-        an = load_analogy_table(ctx.path(corpus_dir(rp)) / "analogies")
-        qs = np.array([[index[w] for w in (a, b, c_, d_)]
-                       for a, b, c_, d_ in zip(an["a"], an["b"], an["c"], an["d"])
-                       if all(w in index for w in (a, b, c_, d_))], dtype=np.int64).reshape(-1, 4)
-        ws = [(index[a], index[b], r) for a, b, r in scores.read_wordsim(gensim_data("wordsim353.tsv"))
-              if a in index and b in index]
-        pairs = np.array([(a, b) for a, b, _ in ws], dtype=np.int64).reshape(-1, 2)
-        ratings = np.array([r for _, _, r in ws], dtype=float)
-        emb = embeddings(runs["realtext"], rp.dim)
-        m["realtext"]["analogy"] = {"questions": int(len(qs)),
-                                    **score_all(emb, lambda E: scores.analogy_accuracy(E, qs))}
-        m["realtext"]["analogy_vs_gensim"] = compare_to_gensim(m["realtext"]["analogy"], ep)
-        m["realtext"]["wordsim"] = {"pairs": int(len(pairs)),
-                                    **score_all(emb, lambda E: scores.similarity_spearman(E, pairs, ratings))}
-        gaps = m["realtext"]["rel_gaps_top"]
-        m["realtext"]["median_rel_gap_top"] = float(np.median(gaps))
-
-        # --- what the claims read (flat keys) ---
-        dq, ds = m["dynamics"]["quartic"], m["dynamics"]["sgns"]
-        m["claims"] = {
-            "quartic_plateaus": dq["n_plateaus"], "sgns_plateaus": ds["n_plateaus"],
-            "quartic_skipped_levels": dq["skipped_levels"], "sgns_skipped_levels": ds["skipped_levels"],
-            "quartic_max_rank_jump": dq["max_rank_jump"],
-            "quartic_overlap": dq["overlap_final"], "sgns_overlap": ds["overlap_final"],
-            "quartic_spearman": dq["spearman_step_times"], "sgns_spearman": ds["spearman_step_times"],
-            "gensim_downstream": s["gensim"], "quartic_downstream": s["quartic"],
-            "downstream_gap_over_tolerance": m["downstream"]["score"]["gap_over_tolerance"],
-            "downstream_abs_gap": m["downstream"]["score"]["abs_gap_quartic_gensim"],
-            "downstream_tolerance": m["downstream"]["score"]["tolerance"],
-            "sgns_downstream": s["sgns"], "closed_form_downstream": s["closed_form"],
-            "rich_gensim_downstream": m["downstream_rich"]["retrieval"]["gensim"],
-            "rich_quartic_downstream": m["downstream_rich"]["retrieval"]["quartic"],
-            "rich_gap_over_tolerance": m["downstream_rich"]["score"]["gap_over_tolerance"],
-            "rich_quartic_minus_gensim": m["downstream_rich"]["score"]["quartic_minus_gensim"],
-            "realtext_analogy_gap_over_tolerance": m["realtext"]["analogy_vs_gensim"]["gap_over_tolerance"],
-            "realtext_analogy_quartic": m["realtext"]["analogy"]["quartic"],
-            "realtext_analogy_gensim": m["realtext"]["analogy"]["gensim"],
-            "realtext_wordsim_quartic": m["realtext"]["wordsim"]["quartic"],
-            "realtext_wordsim_gensim": m["realtext"]["wordsim"]["gensim"],
-            "realtext_quartic_overlap": m["realtext"]["quartic"]["overlap_final"],
-        }
-        for role, key in (("downstream_rich", "rich_w2v"), ("downstream", "sparse_w2v")):
-            if "score_word2vec_weights" in m[role]:
-                sw = m[role]["score_word2vec_weights"]
-                m["claims"].update({f"{key}_quartic_downstream": sw["quartic"],
-                                    f"{key}_gap_over_tolerance": sw["gap_over_tolerance"],
-                                    f"{key}_quartic_minus_gensim": sw["quartic_minus_gensim"],
-                                    f"{key}_quartic_rel_grad": m[role]["word2vec_weights"]["final_rel_grad_quartic"]})
-        write_json(ctx.path(METRICS), m)
-        plots(ctx, runs, curves, m, tp)
-        c = m["claims"]
-        print(f"  dynamics: plateaus quartic={c['quartic_plateaus']} sgns={c['sgns_plateaus']}; overlap "
-              f"quartic={c['quartic_overlap']:.3f} sgns={c['sgns_overlap']:.3f}; Spearman quartic="
-              f"{c['quartic_spearman']} sgns={c['sgns_spearman']}")
-        print(f"  downstream precision@{ep.retrieval_k}: quartic={s['quartic']:.3f} sgns={s['sgns']:.3f} "
-              f"gensim={s['gensim']:.3f}±{s['gensim_std']:.3f} closed={s['closed_form']:.3f}; "
-              f"gap/tolerance={c['downstream_gap_over_tolerance']:.2f} (sparse counts)")
-        r = m["downstream_rich"]["retrieval"]
-        print(f"  downstream_rich precision@{ep.retrieval_k} (checked): quartic={r['quartic']:.3f} "
-              f"sgns={r['sgns']:.3f} gensim={r['gensim']:.3f}±{r['gensim_std']:.3f} "
-              f"closed={r['closed_form']:.3f}; gap/tolerance={c['rich_gap_over_tolerance']:.2f}")
-        if "score_word2vec_weights" in m["downstream_rich"]:
-            sw = m["downstream_rich"]["score_word2vec_weights"]
-            print(f"  downstream_rich, word2vec weights: quartic={sw['quartic']:.3f} sgns={sw['sgns']:.3f} "
-                  f"gensim={sw['gensim_mean']:.3f}; gap/tolerance={sw['gap_over_tolerance']:.2f}")
-        print(f"  real text ({len(qs)} analogies, {len(pairs)} wordsim pairs): analogy quartic="
-              f"{c['realtext_analogy_quartic']:.3f} gensim={c['realtext_analogy_gensim']:.3f}; wordsim "
-              f"quartic={c['realtext_wordsim_quartic']:.3f} gensim={c['realtext_wordsim_gensim']:.3f}")
+        seeds = list(ctx.seeds)
+        results, first = {}, None
+        realtext, keep0 = None, None
+        t0 = time.perf_counter()
+        for seed in seeds:
+            runs = {role: load_run(ctx.root, seed, role) for role in ROLES}
+            keep = runs["realtext"]["keep"]
+            if realtext is None:
+                realtext, keep0 = realtext_items(ctx.root, tp, keep), keep
+            elif not np.array_equal(keep, keep0):
+                raise ValueError(f"seed {seed}: the real-text vocabulary kept differs from seed {seeds[0]}'s")
+            m, curves = seed_metrics(runs, tp, ep, realtext)
+            results[seed] = m
+            if first is None:
+                first = (seed, runs, curves)
+            c = m["claims"]
+            print(f"  seed {seed}: dynamics plateaus quartic={c['quartic_plateaus']} sgns={c['sgns_plateaus']}, "
+                  f"skipped sgns={c['sgns_skipped_levels']}, Spearman sgns={c['sgns_spearman']}, overlap "
+                  f"sgns={c['sgns_overlap']:.3f}; overlap_rich quartic={c['rich_quartic_downstream']:.3f} "
+                  f"gensim={c['rich_gensim_downstream']:.3f} plain={c['rich_plain_downstream']:.3f} "
+                  f"gap/tol={c['rich_gap_over_tolerance']:.2f} (control {c['rich_control_gap_over_tolerance']:.2f})"
+                  + (f", word2vec weights quartic={c['rich_w2v_quartic_downstream']:.3f} "
+                     f"sgns={c['rich_w2v_sgns_downstream']:.3f}" if "rich_w2v_quartic_downstream" in c else "")
+                  + f" [{time.perf_counter() - t0:.1f}s]", flush=True)
+        metrics = per_seed_metrics(results, plots_seed=first[0])
+        write_json(ctx.path(METRICS), metrics)
+        plots(ctx, first, metrics, tp)
+        c = metrics["claims"]
+        print(f"  means over seeds {seeds}: overlap_rich quartic={c['rich_quartic_downstream']:.3f} "
+              f"gensim={c['rich_gensim_downstream']:.3f} plain={c['rich_plain_downstream']:.3f}; "
+              f"gap/tol={c['rich_gap_over_tolerance']:.2f}; real text ({len(realtext[0])} analogies, "
+              f"{len(realtext[1])} wordsim pairs) analogy quartic={c['realtext_analogy_quartic']:.3f} "
+              f"gensim={c['realtext_analogy_gensim']:.3f}", flush=True)
 
 
-def plots(ctx, runs, curves, m, tp) -> None:
+def plots(ctx, first: tuple, metrics: dict, tp) -> None:
+    """The dynamics plots and CSVs of the first verdict seed (``first``: seed, runs, curves); the
+    downstream bars: means over the verdict seeds, each seed a dot."""
     import matplotlib
     import numpy as np
 
     from stages.common.plots import new_figure, save_png, write_csv
 
+    seed, runs, curves = first
+    m = metrics["per_seed"][str(seed)]
     r, cv = runs["dynamics"], curves["dynamics"]
     d = tp.dynamics.dim
     pred = cv["predicted"]
@@ -277,7 +324,7 @@ def plots(ctx, runs, curves, m, tp) -> None:
         axes[0].axhline(r["eigvals"][k], color=colours[k], ls="-.", lw=0.6, alpha=0.6)
     axes[0].set_ylim(max(float(r["quartic_sv2"].min()), 1e-30), float(r["eigvals"][0]) * 3)
     axes[0].set_xlabel("step"); axes[0].set_ylabel("σ_k² of W (dash-dot: λ_k of M*)")
-    axes[0].set_title("σ_k² of W (log scale); dotted: predicted step times τ_k")
+    axes[0].set_title(f"σ_k² of W (log scale; seed {seed}); dotted: predicted step times τ_k")
     axes[1].set_xlabel("step"); axes[1].set_ylabel("directions above half their final σ²")
     axes[1].set_title(f"effective rank: {m['dynamics']['quartic']['n_plateaus']} plateaus (quartic), "
                       f"{m['dynamics']['sgns']['n_plateaus']} (SGNS)")
@@ -303,7 +350,7 @@ def plots(ctx, runs, curves, m, tp) -> None:
     ax.plot(lim, lim, "k:", lw=1, label="measured = predicted")
     ax.set_xscale("log"); ax.set_yscale("log")
     ax.set_xlabel("predicted step time τ_k / η"); ax.set_ylabel("measured step (projection reaches half)")
-    ax.set_title("learning time of each eigendirection"); ax.legend(fontsize=8)
+    ax.set_title(f"learning time of each eigendirection (seed {seed})"); ax.legend(fontsize=8)
     save_png(fig, ctx.path(PLOT_TIMES))
     write_csv(ctx.path(CSV_TIMES), [
         {"direction": k + 1, "lambda": float(r["eigvals"][k]), "predicted": float(pred[k]),
@@ -318,33 +365,35 @@ def plots(ctx, runs, curves, m, tp) -> None:
         for kind, style in (("quartic", "-"), ("sgns", "--")):
             ax.plot(frac, rr[f"{kind}_overlap"], style, label=f"{role} {kind}")
     ax.set_xlabel("share of training steps"); ax.set_ylabel("overlap with the closed form's subspace")
-    ax.set_ylim(0, 1.02); ax.legend(fontsize=7, ncol=2); ax.set_title("subspace overlap over time")
+    ax.set_ylim(0, 1.02); ax.legend(fontsize=7, ncol=2); ax.set_title(f"subspace overlap over time (seed {seed})")
     save_png(fig, ctx.path(PLOT_OVERLAP))
 
-    # 4. downstream scores
-    panels = [("overlap_rich retrieval (checked)", m["downstream_rich"]["retrieval"]),
-              ("overlap retrieval (sparse counts)", m["downstream"]["retrieval"]),
-              ("dynamics-corpus retrieval", m["dynamics"]["retrieval"]),
-              ("real-text analogies", m["realtext"]["analogy"]),
-              ("real-text WordSim Spearman", m["realtext"]["wordsim"])]
-    fig, axes = new_figure(1, len(panels), figsize=(17, 3.8))
-    colours = {"closed_form": "#888", "quartic": "C0", "sgns": "C1", "gensim": "C2",
+    # 4. downstream scores: the mean over the verdict seeds (bar), each seed's figure (dots)
+    per = [metrics["per_seed"][k] for k in metrics["per_seed"]]
+    panels = [("overlap_rich retrieval (checked)", ("downstream_rich", "retrieval")),
+              ("overlap retrieval (sparse counts)", ("downstream", "retrieval")),
+              ("dynamics-corpus retrieval", ("dynamics", "retrieval")),
+              ("real-text analogies", ("realtext", "analogy")),
+              ("real-text WordSim Spearman", ("realtext", "wordsim"))]
+    fig, axes = new_figure(1, len(panels), figsize=(18, 3.8))
+    colours = {"closed_form": "#888", "quartic": "C0", "sgns": "C1", "gensim": "C2", "plain": "C3",
                "quartic_w2v": "C4", "sgns_w2v": "C5"}
-    for ax, (title, s) in zip(axes, panels):
+    for ax, (title, (role, key)) in zip(axes, panels):
+        s = metrics[role][key]
         methods = list(METHODS) + [k for k in W2V_METHODS if k in s]
-        vals = [s[k] for k in methods]
-        err = [s.get("gensim_std", 0) if k == "gensim" else 0 for k in methods]
-        ax.bar(range(len(methods)), vals, yerr=err, color=[colours[k] for k in methods])
+        ax.bar(range(len(methods)), [s[k] for k in methods], color=[colours[k] for k in methods], alpha=0.7)
+        for i, k in enumerate(methods):
+            ax.plot([i] * len(per), [q[role][key][k] for q in per], "k.", ms=4)
         ax.set_xticks(range(len(methods)), methods, rotation=30, fontsize=7)
-        ax.set_title(title, fontsize=9)
+        ax.set_title(f"{title}, {len(per)} seeds", fontsize=9)
     save_png(fig, ctx.path(PLOT_SCORES))
     nan = float("nan")
     write_csv(ctx.path(CSV_SCORES), [
-        {"method": k, "downstream_retrieval": m["downstream"]["retrieval"].get(k, nan),
-         "downstream_rich_retrieval": m["downstream_rich"]["retrieval"].get(k, nan),
-         "dynamics_retrieval": m["dynamics"]["retrieval"].get(k, nan),
-         "realtext_analogy": m["realtext"]["analogy"].get(k, nan),
-         "realtext_wordsim": m["realtext"]["wordsim"].get(k, nan)}
+        {"method": k, "downstream_retrieval": metrics["downstream"]["retrieval"].get(k, nan),
+         "downstream_rich_retrieval": metrics["downstream_rich"]["retrieval"].get(k, nan),
+         "dynamics_retrieval": metrics["dynamics"]["retrieval"].get(k, nan),
+         "realtext_analogy": metrics["realtext"]["analogy"].get(k, nan),
+         "realtext_wordsim": metrics["realtext"]["wordsim"].get(k, nan)}
         for k in METHODS + W2V_METHODS])
 
 

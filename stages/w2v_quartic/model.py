@@ -67,15 +67,15 @@ class Target:
 # the losses, written pair by pair
 # --------------------------------------------------------------------------------------
 def quartic_loss(W: torch.Tensor, t: Target) -> torch.Tensor:
-    X = W @ W.T
-    return (t.A * (-X + X * X / 4) + t.N * (X + X * X / 4)).sum()
+    X = W @ W.mT
+    return (t.A * (-X + X * X / 4) + t.N * (X + X * X / 4)).sum((-2, -1))
 
 
 def sgns_loss(W: torch.Tensor, t: Target) -> torch.Tensor:
-    X = W @ W.T
+    X = W @ W.mT
     log2 = math.log(2.0)
     sp = torch.nn.functional.softplus
-    return (2 * (t.A * (sp(-X) - log2) + t.N * (sp(X) - log2))).sum()
+    return (2 * (t.A * (sp(-X) - log2) + t.N * (sp(X) - log2))).sum((-2, -1))
 
 
 def loss(kind: str, W: torch.Tensor, t: Target) -> torch.Tensor:
@@ -88,8 +88,8 @@ def loss(kind: str, W: torch.Tensor, t: Target) -> torch.Tensor:
 def quartic_grad(W: torch.Tensor, t: Target) -> torch.Tensor:
     """(G o (W W^T - M*)) W; with G = 1 computed as W (W^T W) - M* W (O(V d^2 + V^2 d))."""
     if t.uniform:
-        return W @ (W.T @ W) - t.M @ W
-    return (t.G * (W @ W.T - t.M)) @ W
+        return W @ (W.mT @ W) - t.M @ W
+    return (t.G * (W @ W.mT - t.M)) @ W
 
 
 def sgns_grad(W: torch.Tensor, t: Target) -> torch.Tensor:
@@ -99,7 +99,7 @@ def sgns_grad(W: torch.Tensor, t: Target) -> torch.Tensor:
     2 tanh(x/2) = M*, i.e. x = log(A / N) (PMI for the omniscient weights), and its first-order
     expansion is the quartic's (G o (W W^T - M*)) W.
     """
-    D = 2 * torch.tanh(0.5 * (W @ W.T)) - t.M
+    D = 2 * torch.tanh(0.5 * (W @ W.mT)) - t.M
     return (D if t.uniform else t.G * D) @ W
 
 
@@ -118,47 +118,88 @@ def init_weights(V: int, d: int, scale: float, seed: int | list[int], dtype=torc
     return torch.as_tensor(rng.normal(0.0, scale / math.sqrt(d), size=(V, d)), dtype=dtype, device=device)
 
 
-def train(kind: str, t: Target, W0: torch.Tensor, eta: float, steps: int, log_every: int,
+def stack_targets(targets: list["Target"]) -> "Target":
+    """Several seeds' targets (same vocabulary size) as one with a leading seed dimension."""
+    if len({tuple(t.M.shape) for t in targets}) != 1:
+        raise ValueError("targets of one batch need the same vocabulary size: "
+                         f"{sorted({tuple(t.M.shape) for t in targets})}")
+    if len({t.uniform for t in targets}) != 1:
+        raise ValueError("targets of one batch are all uniform (omniscient) or all weighted")
+    return Target(*(torch.stack([getattr(t, f) for t in targets]) for f in ("A", "N", "G", "M")),
+                  targets[0].uniform)
+
+
+def train(kind: str, t: Target, W0: torch.Tensor, eta, steps: int, log_every: int,
           U_track: torch.Tensor, d_overlap: int, progress: bool = False) -> dict[str, np.ndarray]:
     """Full-batch gradient descent W <- W - eta grad L(W) from W0 for ``steps`` steps.
 
     Every ``log_every`` steps (and at the last) records: the loss, the sorted squared singular
     values sigma_k^2 of W, the squared projections ||v_k^T W||^2 onto the tracked eigenvectors
     (columns of ``U_track``), and the subspace overlap of span(W) with the top ``d_overlap`` of them.
+
+    One seed: ``W0`` (V, d), ``t``'s matrices (V, V), ``U_track`` (V, K), ``eta`` a number. Several
+    seeds at once (a seed dimension): ``W0`` (S, V, d), ``t`` from :func:`stack_targets` (S, V, V),
+    ``U_track`` (S, V, K), ``eta`` S numbers; each seed's slice follows its own step and every
+    array of the result has a leading seed dimension (``step`` excepted).
     """
     from tqdm import tqdm
 
     if kind not in KINDS:
         raise ValueError(f"unknown loss {kind!r}; allowed: {', '.join(KINDS)}")
     W = W0.clone()
-    U_top = U_track[:, :d_overlap]
+    batched = W.dim() == 3
+    if batched:
+        eta_t = torch.as_tensor(np.asarray(eta, dtype=np.float64), dtype=W.dtype, device=W.device)
+        if eta_t.shape != (W.shape[0],):
+            raise ValueError(f"a batch of {W.shape[0]} seeds needs {W.shape[0]} step sizes, got {list(eta_t.shape)}")
+        eta_t = eta_t[:, None, None]
+    else:
+        eta_t = float(eta)
+    U_top = U_track[..., :d_overlap]
     rec = {"step": [], "loss": [], "sv2": [], "proj": [], "overlap": []}
 
     def record(n: int) -> None:
         with torch.no_grad():
             rec["step"].append(n)
-            rec["loss"].append(float(loss(kind, W, t)))
+            X = W @ W.mT
+            rec["loss"].append(_loss_of(kind, X, t).cpu().numpy())
             s = torch.linalg.svdvals(W)
             rec["sv2"].append((s * s).cpu().numpy())
-            rec["proj"].append(((U_track.T @ W) ** 2).sum(1).cpu().numpy())
+            rec["proj"].append(((U_track.mT @ W) ** 2).sum(-1).cpu().numpy())
             # overlap of span(W) with span(U_top): ||Q^T U||_F^2 / k, Q = W's left singular
             # vectors whatever their scale (from small init W is still full rank in float64)
             Q, sv, _ = torch.linalg.svd(W, full_matrices=False)
-            Q = Q[:, sv > 0]
-            rec["overlap"].append(float(((Q.T @ U_top) ** 2).sum() / U_top.shape[1]))
+            Q = Q * (sv > 0).to(Q.dtype)[..., None, :]
+            rec["overlap"].append((((Q.mT @ U_top) ** 2).sum((-2, -1)) / U_top.shape[-1]).cpu().numpy())
 
     it = range(steps)
     if progress:
-        it = tqdm(it, desc=f"{kind} full-batch GD", mininterval=1.0)
+        it = tqdm(it, desc=f"{kind} full-batch GD" + (f" ({W.shape[0]} seeds)" if batched else ""),
+                  mininterval=1.0)
     with torch.no_grad():
         for n in it:
             if n % log_every == 0:
                 record(n)
-            W -= eta * grad(kind, W, t)
+            W -= eta_t * grad(kind, W, t)
             if not torch.isfinite(W).all():
-                raise FloatingPointError(f"{kind}: W diverged at step {n + 1} (step size {eta:g}); "
+                raise FloatingPointError(f"{kind}: W diverged at step {n + 1} (step size {eta}); "
                                          "lower lr_scale")
         record(steps)
-    out = {k: np.asarray(v) for k, v in rec.items()}
+    out = {k: np.stack(v, axis=1 if batched and k != "step" else 0) if k != "step" else np.asarray(v)
+           for k, v in rec.items()}
     out["W"] = W.cpu().numpy()
     return out
+
+
+def _loss_of(kind: str, X: torch.Tensor, t: Target) -> torch.Tensor:
+    """The loss from the Gram matrix X = W W^T, summed over the last two dimensions."""
+    if kind == "quartic":
+        return (t.A * (-X + X * X / 4) + t.N * (X + X * X / 4)).sum((-2, -1))
+    log2 = math.log(2.0)
+    sp = torch.nn.functional.softplus
+    return (2 * (t.A * (sp(-X) - log2) + t.N * (sp(X) - log2))).sum((-2, -1))
+
+
+def split_seeds(res: dict[str, np.ndarray], n: int) -> list[dict[str, np.ndarray]]:
+    """A batched result of :func:`train` as one result per seed."""
+    return [{k: (v if k == "step" else v[i]) for k, v in res.items()} for i in range(n)]

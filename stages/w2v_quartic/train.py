@@ -1,18 +1,28 @@
-"""w2v_quartic train: on each corpus (dynamics, downstream, real text) train full-batch SGNS and
-its quartic approximation from the same small init with the same step size and step count,
-recording sigma_k^2, the projections onto M*'s eigenvectors and the subspace overlap over time;
-on the roles listed in ``word2vec_weights``, the same two losses with word2vec's own pair weights
-(prefixed ``w2v_``); then gensim's Word2Vec on the same token file, once per seed.
+"""w2v_quartic train: for every verdict seed (``ctx.seeds``) and each corpus role (dynamics,
+downstream, downstream_rich, realtext), train full-batch SGNS and its quartic approximation from
+the same small init with the same step size and step count, recording sigma_k^2, the projections
+onto M*'s eigenvectors and the subspace overlap over time; on the roles listed in
+``word2vec_weights``, the same two losses with word2vec's own pair weights (prefixed ``w2v_``);
+the control arm (the plain factorisation of P - P_i P_j, ``draws.plain_factorisation``); then
+gensim's Word2Vec on the same tokens, once per gensim seed.
 
-Outputs: data/w2v_quartic/runs/<role>.npz (trajectories, final W, gensim embeddings, M*'s
-spectrum) and reports/w2v_quartic/train.json (sizes, step sizes, losses, timings).
+Seeds (claims contract v2, docs/VERDICTS.md): each verdict seed samples its own topic corpora
+from the shared corpora's generative model and sizes (``draws.sample_corpus``); real text is one
+fixed text (data/corpora/realtext), where only the init and gensim's seeds depend on the seed.
+The seeds run one after another in this process (``stages.common.seeds.run_seeds``): batching
+them as a seed dimension of the full-batch runs (``model.train`` takes one) was slower here
+(benchmarks/w2v_quartic/seeds.py).
+
+Outputs: data/w2v_quartic/runs/seed_<s>/<role>.npz (trajectories, final W, gensim embeddings,
+M*'s spectrum, the kept words' truth) and reports/w2v_quartic/train.json (per seed: sizes, step
+sizes, losses, timings).
 """
 from __future__ import annotations
 
 from stages.common.runtime.stage import stage
 
 from .params import ROLES, W2VParams
-from .paths import RUNS, TRAIN_METRICS, corpus_dir
+from .paths import RUNS, TRAIN_METRICS, corpus_dir, seed_dir
 
 
 def gensim_seed(seed: int, k: int) -> int:
@@ -20,11 +30,19 @@ def gensim_seed(seed: int, k: int) -> int:
 
 
 def sentence_ids(corpus) -> list:
-    """The token file's sentences as word ids of the corpus vocabulary (every word in place)."""
+    """The corpus's sentences as word ids of its vocabulary (every word in place): a verdict
+    seed's corpus in memory (``draws.SeedCorpus``) or a corpus folder's token file."""
     import numpy as np
 
+    if hasattr(corpus, "sentence_ids"):
+        return corpus.sentence_ids()
     index = corpus.index
     return [np.array([index[w] for w in line.split()], dtype=np.int64) for line in corpus.lines()]
+
+
+def gensim_tokens(corpus):
+    """What gensim trains on: the documents in memory, or a corpus folder's token file."""
+    return corpus.token_sentences() if hasattr(corpus, "token_sentences") else corpus.tokens_path
 
 
 def run_word2vec_weights(wp, gp, P_counts, u, W0, d: int, track: int, device) -> tuple[dict, dict]:
@@ -64,19 +82,18 @@ def run_word2vec_weights(wp, gp, P_counts, u, W0, d: int, track: int, device) ->
     return arrays, summary
 
 
-def run_corpus(role: str, rp, gp, seed: int, root, device, wp=None) -> tuple[dict, dict]:
-    """Everything the evaluate step needs about one corpus, and a summary."""
+def run_corpus(role: str, rp, gp, seed: int, corpus, device, wp=None) -> tuple[dict, dict]:
+    """Everything the evaluate step needs about one corpus on one seed, and a summary.
+    ``corpus``: the seed's own topic corpus (``draws.SeedCorpus``) or a corpus folder read back
+    (``stages.common.corpora.Corpus``, real text)."""
     import time
 
     import numpy as np
     import torch
 
-    from stages.common.corpora import load_corpus
-
-    from . import model, theory
+    from . import draws, model, theory
     from .baseline import gensim_embeddings
 
-    corpus = load_corpus(root / corpus_dir(rp))
     keep = theory.keep_words(corpus.word_counts, rp.max_vocab)
     P, u = theory.cooccurrence_stats(corpus.counts, corpus.word_counts, keep)
     M = theory.target_matrix(P, u)
@@ -90,8 +107,14 @@ def run_corpus(role: str, rp, gp, seed: int, root, device, wp=None) -> tuple[dic
     U = torch.as_tensor(spec.vectors, dtype=W0.dtype, device=device)
     arrays = {"keep": keep, "eigvals": spec.values, "eigvecs": spec.vectors,
               "p0": ((U.T @ W0) ** 2).sum(1).cpu().numpy(), "eta": np.array(eta),
-              "W0": W0.cpu().numpy()}
+              "W0": W0.cpu().numpy(), "word_counts": np.asarray(corpus.word_counts)[keep],
+              "zero_cells_share": np.array(float((P == 0).mean())),
+              "plain_E": draws.plain_factorisation(P, u, d)}
+    for col in ("topic", "topic2"):
+        if col in corpus.word_truth:
+            arrays[col] = np.asarray(corpus.word_truth[col], dtype=np.int64)[keep]
     summary = {"vocab": V, "dim": d, "eta": eta, "steps": rp.steps,
+               "corpus_seed": getattr(corpus, "seed", None),
                "eig_top": spec.values[: d + 1].tolist(), "eig_min": float(spec.values[-1]),
                "zero_cells_share": float((P == 0).mean()), "seconds": {}, "final_loss": {}}
     for kind in model.KINDS:
@@ -110,8 +133,9 @@ def run_corpus(role: str, rp, gp, seed: int, root, device, wp=None) -> tuple[dic
             wp, gp, counts, u, W0, d, min(d + rp.track_extra, V), device)
         arrays.update(w2v_arrays)
     embeds, secs = [], []
+    tokens = gensim_tokens(corpus)
     for k in range(rp.gensim_seeds):
-        E, s = gensim_embeddings(corpus.tokens_path, vocab, d, window, gensim_seed(seed, k), gp)
+        E, s = gensim_embeddings(tokens, vocab, d, window, gensim_seed(seed, k), gp)
         embeds.append(E)
         secs.append(s)
     arrays["gensim_E"] = np.stack(embeds)
@@ -121,37 +145,80 @@ def run_corpus(role: str, rp, gp, seed: int, root, device, wp=None) -> tuple[dic
     return arrays, summary
 
 
+def role_corpus(role: str, rp, seed: int, specs: dict, fixed: dict):
+    """The corpus of ``role`` on ``seed``: the seed's own sample of the topic corpus, or the
+    fixed real text (read once into ``fixed``)."""
+    from . import draws
+
+    if rp.source == "realtext":
+        return fixed[role]
+    if rp.corpus not in specs:
+        raise ValueError(f"{role}: no topic corpus {rp.corpus!r} in corpora params (have {sorted(specs)})")
+    return draws.sample_corpus(specs[rp.corpus], seed)
+
+
+def run_seed(seed: int, p, specs: dict, fixed: dict, device, out_dir, log=None) -> dict:
+    """Every role on one verdict seed; writes ``out_dir/<role>.npz`` and returns the summaries."""
+    import time
+
+    from stages.common.io import write_npz
+
+    summary = {}
+    for role in ROLES:
+        rp = getattr(p, role)
+        t0 = time.perf_counter()
+        corpus = role_corpus(role, rp, seed, specs, fixed)
+        t_corpus = time.perf_counter() - t0
+        arrays, s = run_corpus(role, rp, p.gensim, seed, corpus, device, p.word2vec_weights)
+        s["seconds"]["corpus"] = t_corpus
+        write_npz(out_dir / f"{role}.npz", arrays)
+        summary[role] = s
+        if log is not None:
+            log(seed, role, arrays)
+        print(f"  seed {seed} {role}: V={s['vocab']} d={s['dim']} eta={s['eta']:.3g} "
+              f"final loss quartic={s['final_loss']['quartic']:.4g} sgns={s['final_loss']['sgns']:.4g} "
+              f"(corpus {t_corpus:.1f}s, {s['seconds']['quartic']:.1f}s, {s['seconds']['sgns']:.1f}s; gensim "
+              f"{s['seconds']['gensim_per_seed']:.1f}s/run)", flush=True)
+        if "word2vec_weights" in s:
+            w = s["word2vec_weights"]
+            print(f"  seed {seed} {role}, word2vec weights: eta={w['eta']:.3g} steps={w['steps']} final loss "
+                  + ", ".join(f"{k}={v:.4g} (rel. grad {w['final_rel_grad'][k]:.1e}, "
+                              f"{w['seconds'][k]:.1f}s)" for k, v in w["final_loss"].items()), flush=True)
+    return summary
+
+
 def main() -> None:
     with stage("w2v_quartic", "train", W2VParams) as ctx:
-        from tqdm import tqdm
-
-        from stages.common.io import atomic_dir, write_json, write_npz
-
+        from stages.common.corpora import load_corpus
         from stages.common.device import limit_threads, select_device
+        from stages.common.io import atomic_dir, write_json
+        from stages.common.seeds import run_seeds
+
+        from . import draws
 
         p = ctx.params.train
         device = select_device(ctx.common.device)
-        summary = {"device": str(device), "torch_threads": limit_threads()}
+        summary = {"device": str(device), "torch_threads": limit_threads(), "seeds": list(ctx.seeds)}
+        specs = draws.topic_specs(ctx.common.profile, ctx.root)
+        fixed = {role: load_corpus(ctx.path(corpus_dir(getattr(p, role)))) for role in ROLES
+                 if getattr(p, role).source == "realtext"}
+
+        def log(seed, role, arrays):
+            for kind in ("quartic", "sgns", "w2v_quartic", "w2v_sgns"):
+                if f"{kind}_loss" in arrays:
+                    ctx.run.log_curve(f"seed{seed}.{role}.{kind}.loss", arrays[f"{kind}_loss"],
+                                      arrays[f"{kind}_step"])
+                    ctx.run.log_curve(f"seed{seed}.{role}.{kind}.overlap", arrays[f"{kind}_overlap"],
+                                      arrays[f"{kind}_step"])
+
         with atomic_dir(ctx.path(RUNS)) as tmp:
-            for role in tqdm(ROLES, desc="corpora"):
-                arrays, s = run_corpus(role, getattr(p, role), p.gensim, ctx.seed, ctx.root, device,
-                                       p.word2vec_weights)
-                write_npz(tmp / f"{role}.npz", arrays)
-                summary[role] = s
-                for kind in ("quartic", "sgns", "w2v_quartic", "w2v_sgns"):
-                    if f"{kind}_loss" not in arrays:
-                        continue
-                    ctx.run.log_curve(f"{role}.{kind}.loss", arrays[f"{kind}_loss"], arrays[f"{kind}_step"])
-                    ctx.run.log_curve(f"{role}.{kind}.overlap", arrays[f"{kind}_overlap"], arrays[f"{kind}_step"])
-                print(f"  {role}: V={s['vocab']} d={s['dim']} eta={s['eta']:.3g} "
-                      f"final loss quartic={s['final_loss']['quartic']:.4g} sgns={s['final_loss']['sgns']:.4g} "
-                      f"({s['seconds']['quartic']:.1f}s, {s['seconds']['sgns']:.1f}s; gensim "
-                      f"{s['seconds']['gensim_per_seed']:.1f}s/seed)", flush=True)
-                if "word2vec_weights" in s:
-                    w = s["word2vec_weights"]
-                    print(f"  {role}, word2vec weights: eta={w['eta']:.3g} steps={w['steps']} final loss "
-                          + ", ".join(f"{k}={v:.4g} (rel. grad {w['final_rel_grad'][k]:.1e}, "
-                                      f"{w['seconds'][k]:.1f}s)" for k, v in w["final_loss"].items()), flush=True)
+            def one(seed: int) -> dict:
+                out = tmp / seed_dir(seed)
+                out.mkdir()
+                return run_seed(seed, p, specs, fixed, device, out, log)
+
+            per_seed = run_seeds(ctx.seeds, one, what="verdict seed")
+        summary["per_seed"] = {str(s): v for s, v in per_seed.items()}
         write_json(ctx.path(TRAIN_METRICS), summary)
 
 

@@ -34,7 +34,8 @@ def _run(root: Path, seed: int) -> dict:
                    steps=300, log_every=10, track_extra=1, gensim_seeds=2)
     wp = Word2VecWeightsParams(roles=["dynamics"], kinds=["quartic", "sgns"], window_weighting="linear",
                                lr_scale=0.5, steps=400, log_every=50)
-    arrays, _ = run_corpus("dynamics", rp, GENSIM, seed, root, torch.device("cpu"), wp)
+    corpus = load_corpus(root / corpus_path("topics", "tiny"))       # a corpus folder (as real text is read)
+    arrays, _ = run_corpus("dynamics", rp, GENSIM, seed, corpus, torch.device("cpu"), wp)
     return arrays
 
 
@@ -88,6 +89,8 @@ def test_smoke_chain_reruns_to_the_same_outputs(rerun_study):
     (timings aside)."""
     out = rerun_study("w2v_quartic")
     assert out["metrics"]["claims"]["quartic_plateaus"] >= 1
-    for r in ("dynamics", "downstream", "realtext"):
-        losses = out["train"][r]["final_loss"]          # the objectives' values: finite, of either sign
-        assert set(losses) == {"quartic", "sgns"} and all(math.isfinite(v) for v in losses.values())
+    assert sorted(out["metrics"]["per_seed"]) == sorted(str(s) for s in out["train"]["seeds"])
+    for per in out["train"]["per_seed"].values():
+        for r in ("dynamics", "downstream", "realtext"):
+            losses = per[r]["final_loss"]          # the objectives' values: finite, of either sign
+            assert set(losses) == {"quartic", "sgns"} and all(math.isfinite(v) for v in losses.values())
