@@ -9,7 +9,13 @@ ratio's intervals are scipy's BCa bootstrap over the replications (tails.py, thr
 stages/common/inference.py), one seed an interval drawn from ``rng``. At n = compare_n the
 vote's upper Clopper-Pearson bound is divided by the base's rate. The bagging-average's tail is
 expected to *grow* with n (its output keeps weight on the wrong vertices that size-k subsamples
-pick, whatever n is): reported, not a bug.
+pick, whatever n is): reported, not a bug. The tuned bagging-average (``bagged``, subsample size
+a fraction of n: the musts' control) gets the same tail figures as the votes (point values; no
+within-seed bootstrap: the verdict is over seeds).
+
+Every verdict seed of tails.json is analysed on its own (its figures in ``per_seed``; the mean
+over the seeds beside them, stages.common.seeds.per_seed_metrics); the ledger judges each claim
+over the seeds. The plots and the CSV pool the seeds' replications (counts summed).
 
 Outputs: reports/ensemble_tail/metrics.json, tails.png, base_fits.png, tails.csv.
 """
@@ -23,12 +29,14 @@ from .params import EnsembleTailParams
 from .paths import CSV_TAILS, METRICS, PLOT_BASE, PLOT_TAILS, TAILS
 
 VOTES = ("move", "rove", "roves")
+TAIL_ARMS = VOTES + ("bagged",)          # arms with the votes' tail figures (bagged: the control)
 LABELS = {"base": "base (SAA on all n)", "move": "MoVE", "rove": "ROVE", "roves": "ROVEs",
-          "bagging": "bagging-average"}
+          "bagging": "bagging-average (k fixed)", "bagged": "bagging-average (k tuned, control)"}
 
 
-def analyse(res: dict, p, rng: np.random.Generator) -> dict:
-    """Every figure of one problem's sweep (see the module docstring)."""
+def analyse(res: dict, p, rng: np.random.Generator, intervals: bool = True) -> dict:
+    """Every figure of one problem's sweep (see the module docstring); ``intervals=False`` leaves
+    out the bootstrap intervals (the pooled figures of the plots)."""
     from .tails import clopper_pearson, fit_line, slope_interval, slope_ratio_interval
 
     def seed() -> int:          # one seed an interval, drawn from rng: deterministic, independent
@@ -50,27 +58,31 @@ def analyse(res: dict, p, rng: np.random.Generator) -> dict:
         logp = np.log(kb / R)
         base["loglog"] = fit_line(np.log(n), logp)
         base["loglin"] = fit_line(n, logp)
-        base["loglog"]["ci_low"], base["loglog"]["ci_high"] = slope_interval(np.log(n), kb, **boot, seed=seed())
-        base["loglin"]["ci_low"], base["loglin"]["ci_high"] = slope_interval(n, kb, **boot, seed=seed())
+        if intervals:
+            base["loglog"]["ci_low"], base["loglog"]["ci_high"] = slope_interval(np.log(n), kb, **boot, seed=seed())
+            base["loglin"]["ci_low"], base["loglin"]["ci_high"] = slope_interval(n, kb, **boot, seed=seed())
         base["r2_loglog_minus_loglin"] = base["loglog"]["r2"] - base["loglin"]["r2"]
         upper = n >= np.median(n)       # context: the log-log slope steepens toward its asymptote
         base["loglog_upper_half"] = fit_line(np.log(n[upper]), logp[upper])
     i_cmp = res["n_grid"].index(p.compare_n) if p.compare_n in res["n_grid"] else len(n) // 2
     n_cmp = res["n_grid"][i_cmp]
-    for m in VOTES:
-        if m not in res["methods"]:
+    for m in res["methods"]:
+        if m in ("base", "bagging"):        # every other arm: a vote or a tuned bagging-average
             continue
         k = np.asarray(res["counts"][m])
         sel = k >= p.min_events
         v = out[m]
         v["fit_n"] = n[sel].astype(int).tolist()
         v["loglin"] = fit_line(n[sel], np.log(np.maximum(k[sel], 1) / R))
+        boots = intervals and m in VOTES
         if sel.sum() >= 2:
-            v["loglin"]["ci_low"], v["loglin"]["ci_high"] = slope_interval(n[sel], k[sel], **boot, seed=seed())
+            if boots:
+                v["loglin"]["ci_low"], v["loglin"]["ci_high"] = slope_interval(n[sel], k[sel], **boot, seed=seed())
             if "loglin" in base:
                 v["slope_ratio"] = v["loglin"]["slope"] / base["loglin"]["slope"]
-                v["slope_ratio_ci_low"], v["slope_ratio_ci_high"] = slope_ratio_interval(
-                    n[sel], k[sel], n, kb, **boot, seed=seed())
+                if boots:
+                    v["slope_ratio_ci_low"], v["slope_ratio_ci_high"] = slope_ratio_interval(
+                        n[sel], k[sel], n, kb, **boot, seed=seed())
         else:
             v["slope_ratio"] = float("nan")
         v["compare_n"] = n_cmp
@@ -79,6 +91,8 @@ def analyse(res: dict, p, rng: np.random.Generator) -> dict:
         v["base_rate_at_compare_n"] = base["rate"][i_cmp]
         v["upper_over_base_at_compare_n"] = (v["ci_high"][i_cmp] / base["rate"][i_cmp]
                                              if base["rate"][i_cmp] > 0 else float("nan"))
+    for name, ks in res.get("bag_k", {}).items():
+        out[name]["k"] = ks
     bag = out["bagging"]
     bag["rate_first_n"], bag["rate_last_n"] = bag["rate"][0], bag["rate"][-1]
     bag["last_minus_first"] = bag["rate"][-1] - bag["rate"][0]
@@ -88,7 +102,8 @@ def analyse(res: dict, p, rng: np.random.Generator) -> dict:
 def plot_tails(ax, prob: dict, title: str) -> None:
     n = np.asarray(prob["n_grid"], float)
     R = prob["replications"]
-    for m, style in (("base", "o-"), ("move", "s-"), ("rove", "^-"), ("roves", "v-"), ("bagging", "x-")):
+    for m, style in (("base", "o-"), ("move", "s-"), ("rove", "^-"), ("roves", "v-"), ("bagging", "x-"),
+                     ("bagged", "d--")):
         if m not in prob:
             continue
         d = prob[m]
@@ -99,7 +114,7 @@ def plot_tails(ax, prob: dict, title: str) -> None:
         if (~pos).any():
             ax.plot(n[~pos], np.asarray(d["ci_high"])[~pos], "v", color=line[0].get_color(), mfc="none",
                     ms=6, label=f"{LABELS[m]}: 0 of {R}, upper bound")
-        if m in VOTES and d.get("fit_n") and len(d["fit_n"]) >= 2 and np.isfinite(d["loglin"]["slope"]):
+        if m in TAIL_ARMS and d.get("fit_n") and len(d["fit_n"]) >= 2 and np.isfinite(d["loglin"]["slope"]):
             xs = np.linspace(min(d["fit_n"]), n.max(), 50)
             ax.plot(xs, np.exp(d["loglin"]["intercept"] + d["loglin"]["slope"] * xs), ":",
                     color=line[0].get_color(), lw=1)
@@ -125,7 +140,7 @@ def plots(metrics: dict, root) -> None:
     rows = []
     for prob in probs:
         d = metrics[prob]
-        for m in ("base", "move", "rove", "roves", "bagging"):
+        for m in ("base", "move", "rove", "roves", "bagging", "bagged"):
             if m in d:
                 for i, nn in enumerate(d["n_grid"]):
                     rows.append({"problem": prob, "method": m, "n": nn, "events": d[m]["events"][i],
@@ -136,7 +151,7 @@ def plots(metrics: dict, root) -> None:
               "regression": "regression model selection, Pareto noise a={a}"}
     for ax, prob in zip(axes[0], probs):
         plot_tails(ax, metrics[prob], titles[prob].format(a=metrics[prob]["tail_index"]) +
-                   " (dotted: log-linear fits of the votes)")
+                   f"\n(all {metrics['n_seeds']} seeds' replications pooled; dotted: log-linear fits)")
     save_png(fig, root / PLOT_TAILS)
 
     b, n = metrics["lp"]["base"], np.asarray(metrics["lp"]["n_grid"], float)
@@ -155,26 +170,50 @@ def plots(metrics: dict, root) -> None:
     save_png(fig, root / PLOT_BASE)
 
 
+def analyse_seeds(tails: dict, p) -> dict[int, dict]:
+    """{seed: {problem: figures}} for every seed of tails.json; each seed's bootstrap draws come
+    from its own stream (seed, 7), so its figures depend on that seed only."""
+    return {int(s): {prob: analyse(r, p, np.random.default_rng([int(s), 7])) for prob, r in res.items()}
+            for s, res in tails["per_seed"].items()}
+
+
+def pooled(tails: dict, p) -> dict:
+    """The seeds' replications pooled (counts summed) per problem, without bootstrap intervals:
+    what the plots and the CSV show."""
+    runs = list(tails["per_seed"].values())
+    out = {}
+    for prob, r0 in runs[0].items():
+        res = {**r0, "replications": sum(r[prob]["replications"] for r in runs),
+               "counts": {m: np.sum([r[prob]["counts"][m] for r in runs], axis=0).tolist() for m in r0["methods"]},
+               "mean_excess": {m: np.mean([r[prob]["mean_excess"][m] for r in runs], axis=0).tolist()
+                               for m in r0["methods"]}}
+        out[prob] = analyse(res, p, np.random.default_rng(0), intervals=False)
+    out["n_seeds"] = len(runs)
+    return out
+
+
 def main() -> None:
     with stage("ensemble_tail", "evaluate", EnsembleTailParams) as ctx:
         import json
 
         from stages.common.io import write_json
+        from stages.common.seeds import per_seed_metrics
 
         p = ctx.params.evaluate
-        res = json.loads(ctx.path(TAILS).read_text())
-        rng = np.random.default_rng([ctx.seed, 7])
-        metrics = {prob: analyse(r, p, rng) for prob, r in res.items()}
-        metrics["ci_level"], metrics["n_boot"], metrics["min_events"] = p.ci_level, p.n_boot, p.min_events
+        tails = json.loads(ctx.path(TAILS).read_text())
+        held = sorted(int(s) for s in tails["per_seed"])
+        if held != sorted(ctx.seeds):
+            raise SystemExit(f"data/ensemble_tail/tails.json holds seeds {held}, the profile's are "
+                             f"{sorted(ctx.seeds)}: run `dvc repro stages/ensemble_tail/dvc.yaml:ensemble_tail-train`")
+        per = analyse_seeds(tails, p)
+        for s, m in per.items():
+            mv, bg = m["lp"]["move"], m["lp"]["bagged"]
+            print(f"  seed {s}: MoVE upper/base at n={mv['compare_n']} {mv['upper_over_base_at_compare_n']:.3f}, "
+                  f"slope ratio {mv.get('slope_ratio', float('nan')):.1f}; tuned bagging (control) "
+                  f"{bg['upper_over_base_at_compare_n']:.3f}, {bg.get('slope_ratio', float('nan')):.2f}", flush=True)
+        metrics = per_seed_metrics(per, ci_level=p.ci_level, n_boot=p.n_boot, min_events=p.min_events)
         write_json(ctx.path(METRICS), metrics)
-        plots(metrics, ctx.root)
-        lp = metrics["lp"]
-        b, mv = lp["base"], lp["move"]
-        print(f"  base log-log slope {b.get('loglog', {}).get('slope', float('nan')):.3f} "
-              f"(R^2 {b.get('loglog', {}).get('r2', float('nan')):.3f}) vs log-linear R^2 "
-              f"{b.get('loglin', {}).get('r2', float('nan')):.3f}; MoVE slope/base slope "
-              f"{mv.get('slope_ratio', float('nan')):.1f}; MoVE upper/base at n={mv['compare_n']}: "
-              f"{mv['upper_over_base_at_compare_n']:.3f}")
+        plots(pooled(tails, p), ctx.root)
 
 
 if __name__ == "__main__":

@@ -25,6 +25,9 @@ class Ensembles(Strict):
     auto_epsilon_prob: float = Field(gt=0, le=1, description="ROVE's automatic epsilon: smallest epsilon at which "
                                      "some candidate is epsilon-optimal on this share of phase-II subsamples")
     roves: bool = Field(description="also run ROVEs (ROVE with the data split in halves)")
+    bag_fraction: float = Field(gt=0, le=1, description="the tuned bagging-average (the musts' control): its "
+                                "subsample size is round(bag_fraction x n), at least k (chosen on calibration seeds)")
+    bag_B: int = Field(ge=1, le=100_000, description="the tuned bagging-average's subsamples")
 
 
 class LPProblem(Strict):

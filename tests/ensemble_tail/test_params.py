@@ -52,3 +52,9 @@ def test_evaluate_without_data_exits_2_naming_the_stage(tmp_path, stage_env, pyt
     stops_without_input(tmp_path, "stages.ensemble_tail.evaluate",
                         "data/ensemble_tail/tails.json (made by stage ensemble_tail-train) is missing; "
                         "run `dvc repro stages/ensemble_tail/dvc.yaml:ensemble_tail-train`", stage_env, python_exe)
+
+
+def test_bag_fraction_must_be_a_fraction(params_copy):
+    params_copy["ensemble_tail"]["default"]["train"]["ensembles"]["bag_fraction"] = 1.5
+    msg = _error(params_copy)
+    assert "ensemble_tail.default.train.ensembles.bag_fraction = 1.5" in msg and "less than or equal to 1" in msg
