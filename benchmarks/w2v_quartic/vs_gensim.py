@@ -5,7 +5,7 @@ on the same corpus: wall time and the downstream score, with their ratios.
 
 The corpus and every setting come from stages/w2v_quartic/params.json (``w2v_quartic.<profile>.train.<corpus>``,
 the topic corpus of ``corpora.<profile>.topics`` with that name). If the corpus folder is not
-there (``dvc repro stages/corpora/dvc.yaml:corpora-topics`` not run), it is generated into a temp folder first. Times are
+there (no stage makes it; ``python -m stages.corpora topics`` does by hand), it is generated into a temp folder first. Times are
 medians over ``--repeats``; ours includes building the target from the counts; gensim's is one
 seed (``workers=1``, as in the study). Score: precision@k topic retrieval (the study's score).
 ``--smoke`` runs it at tiny sizes in seconds (what CI runs): the smoke profile's corpus, generated into a temp folder.

@@ -1,4 +1,4 @@
-"""The corpora data stages (``corpora-attributes``, ``corpora-topics``, ``corpora-realtext``).
+"""The corpora data stages (``corpora-attributes``, ``corpora-realtext``).
 
 Each writes its corpus folders (layout in :mod:`stages.common.corpora`) and a summary in
 ``reports/corpora/<family>.json``; studies list the folders they read as deps in dvc.yaml. A corpus
@@ -16,7 +16,10 @@ from stages.common.runtime.params import Strict
 from stages.common.corpora.attributes import AttributeCorpusParams
 from stages.common.corpora.topics import TopicCorpusParams
 
-FAMILIES = ("attributes", "topics", "realtext")
+FAMILIES = ("attributes", "topics", "realtext")   # topics: by hand only (below)
+# The topic corpora's section of params.json (``topics``) has no stage: it is the design that
+# w2v_quartic draws a corpus from on every verdict seed (stages/w2v_quartic/draws.py), so no
+# shared draw of it is made.
 
 
 def _unique(names: list[str], what: str) -> None:

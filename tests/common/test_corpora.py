@@ -122,7 +122,8 @@ def test_bad_attribute_params_name_the_problem():
 
 @pytest.mark.study
 def test_corpora_stages_rerun_to_the_same_outputs(rerun_study):
-    """In the session's smoke build: the three corpora stages run once more write the same bytes
-    (token files, vocab and count datasets, ground truth)."""
+    """In the session's smoke build: the corpora stages run once more write the same bytes
+    (token files, vocab and count datasets, ground truth). The topic corpora have no stage:
+    w2v_quartic draws one on every verdict seed."""
     out = rerun_study("corpora")
-    assert {"attributes", "topics", "realtext"} <= set(out)
+    assert {"attributes", "realtext"} <= set(out)
