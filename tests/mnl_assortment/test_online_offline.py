@@ -16,8 +16,9 @@ from stages.mnl_assortment.online import refit_rounds, run_online
 
 
 def tiny(**kw):
-    base = dict(n_items=5, capacity=2, dim=3, revenue_low=0.5, revenue_high=1.0, radii=[1.0, 2.0], horizon=60,
-                seeds=2, offline_instances=2, offline_reps=3, offline_n=[20, 40], behaviour_explore=0.2)
+    base = dict(online_task="fresh", n_items=5, capacity=2, dim=3, revenue_low=0.5, revenue_high=1.0,
+                radii=[1.0, 2.0], horizon=60, runs=2, offline_instances=2, offline_reps=3, offline_n=[20, 40],
+                behaviour_explore=0.2)
     base.update(kw)
     return SimpleNamespace(**base)
 
@@ -91,21 +92,21 @@ def test_npz_is_reproducible_byte_for_byte(tmp_path):
         np.testing.assert_array_equal(z["b"], arrays["b"])
 
 
-def test_seed_interval_is_scipys_bootstrap_of_the_statistic_over_seeds():
-    """Resampling seed indices gives scipy.stats.bootstrap's BCa interval of the same statistic on the
+def test_run_interval_is_scipys_bootstrap_of_the_statistic_over_runs():
+    """Resampling run indices gives scipy.stats.bootstrap's BCa interval of the same statistic on the
     values themselves (one array: the mean of the final regrets), and a paired ratio's point lies inside."""
     from types import SimpleNamespace
 
     from scipy import stats
 
-    from stages.mnl_assortment.evaluate import seed_interval
+    from stages.mnl_assortment.evaluate import run_interval
 
     ep = SimpleNamespace(ci_level=0.9, n_boot=2000)
     final = np.array([10.0, 12.5, 9.0, 14.0, 11.0, 13.5, 8.5])
-    ours = seed_interval(lambda i: final[i].mean(1), len(final), ep, seed=3)
+    ours = run_interval(lambda i: final[i].mean(1), len(final), ep, seed=3)
     ref = stats.bootstrap((final,), np.mean, confidence_level=0.9, n_resamples=2000, method="BCa",
                           random_state=np.random.default_rng(3)).confidence_interval
     np.testing.assert_allclose(ours, [ref.low, ref.high], rtol=1e-12)
     old = final * np.array([1.9, 2.1, 2.0, 1.8, 2.2, 2.05, 1.95])
-    lo, hi = seed_interval(lambda i: old[i].mean(1) / final[i].mean(1), len(final), ep, seed=4)
+    lo, hi = run_interval(lambda i: old[i].mean(1) / final[i].mean(1), len(final), ep, seed=4)
     assert lo < old.mean() / final.mean() < hi and 1.8 < lo and hi < 2.2

@@ -48,6 +48,23 @@ def test_negative_ridge_refused(params_copy):
     assert "mnl_assortment.default.train.ridge = -1.0" in msg and "> 0" in msg
 
 
-def test_string_seeds_not_coerced(params_copy):
-    params_copy[STUDY]["default"]["prepare"]["seeds"] = "16"
-    assert "mnl_assortment.default.prepare.seeds = '16'" in _error(params_copy)
+def test_string_runs_not_coerced(params_copy):
+    params_copy[STUDY]["default"]["prepare"]["runs"] = "16"
+    assert "mnl_assortment.default.prepare.runs = '16'" in _error(params_copy)
+
+
+def test_unknown_online_task_refused(params_copy):
+    params_copy[STUDY]["default"]["prepare"]["online_task"] = "catalogue"
+    msg = _error(params_copy)
+    assert "mnl_assortment.default.prepare.online_task = 'catalogue'" in msg and "'canonical' or 'fresh'" in msg
+
+
+def test_canonical_task_bounds_the_dimension(params_copy):
+    params_copy[STUDY]["smoke"]["prepare"].update(online_task="canonical", n_items=14)
+    assert "the canonical online task has d = n_items; n_items must be <= 12, got 14" in _error(params_copy)
+
+
+def test_loose_mle_tolerance_refused(params_copy):
+    params_copy[STUDY]["default"]["train"]["mle_tolerance"] = 0.5
+    msg = _error(params_copy)
+    assert "mnl_assortment.default.train.mle_tolerance = 0.5" in msg and "<= 0.01" in msg
