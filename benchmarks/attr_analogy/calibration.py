@@ -24,10 +24,12 @@ seeds (``stages.common.inference.judge``: the 90 % t-interval of the per-seed me
 """
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))   # the repository, for benchmarks.common
+
+from benchmarks.common.calibration import parse_seeds, seed_parser  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
@@ -53,17 +55,8 @@ def truths_from_params(profile: str) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--seeds", default=",".join(map(str, CALIBRATION_SEEDS)))
-    ap.add_argument("--profile", default="default")
-    ap.add_argument("--smoke", action="store_true", help="tiny sizes: checks the script still runs (CI)")
-    a = ap.parse_args()
-    if a.smoke:
-        ap.set_defaults(seeds="1000,1001", profile="smoke")
-        a = ap.parse_args()
-    seeds = [int(s) for s in a.seeds.split(",")]
-    if min(seeds) < 1000:
-        raise SystemExit("calibration uses seeds >= 1000 only (the verdict seeds are < 1000)")
+    ap = seed_parser(__doc__)
+    a, seeds = parse_seeds(ap)
 
     from types import SimpleNamespace
 

@@ -26,7 +26,6 @@ its corpora. Calibration seeds only (>= 1000): the verdict seeds are never run h
 """
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
@@ -35,22 +34,14 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 from benchmarks.attr_analogy.calibration import truths_from_params  # noqa: E402
+from benchmarks.common.calibration import parse_seeds, seed_parser  # noqa: E402
 
 CALIBRATION_SEEDS = [1000, 1001, 1002, 1003, 1004]
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--seeds", default=",".join(map(str, CALIBRATION_SEEDS)))
-    ap.add_argument("--profile", default="default")
-    ap.add_argument("--smoke", action="store_true", help="tiny sizes: checks the script still runs (CI)")
-    a = ap.parse_args()
-    if a.smoke:
-        ap.set_defaults(seeds="1000,1001", profile="smoke")
-        a = ap.parse_args()
-    seeds = [int(s) for s in a.seeds.split(",")]
-    if min(seeds) < 1000:
-        raise SystemExit("benchmarks use calibration seeds >= 1000 only (the verdict seeds are < 1000)")
+    ap = seed_parser(__doc__)
+    a, seeds = parse_seeds(ap)
 
     import numpy as np
 

@@ -15,11 +15,14 @@ checkout. ``--smoke`` runs it at tiny sizes in seconds (what CI runs): the smoke
 """
 from __future__ import annotations
 
-import argparse
-import json
 import tempfile
 import time
 from pathlib import Path
+import sys
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))   # the repository, for benchmarks.common
+
+from benchmarks.common.calibration import parse_seeds, seed_parser, set_dotted  # noqa: E402
 
 CALIBRATION_SEEDS = [1000, 1001, 1002, 1003, 1004]
 
@@ -39,28 +42,11 @@ CONTEXT = ["kuhn_poker.{v}.reg_last", "kuhn_poker.{v}.unreg_last", "kuhn_poker.{
            "random.ratio_ge2_share"]
 
 
-def _set(data: dict, dotted: str) -> None:
-    key, _, raw = dotted.partition("=")
-    *path, last = key.split(".")
-    node = data
-    for k in path:
-        node = node[k]
-    node[last] = json.loads(raw)
-
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--seeds", default=",".join(map(str, CALIBRATION_SEEDS)))
-    ap.add_argument("--profile", default="default")
+    ap = seed_parser(__doc__)
     ap.add_argument("--set", action="append", default=[], help="dotted key=JSON value under the profile")
-    ap.add_argument("--smoke", action="store_true", help="tiny sizes: checks the script still runs (CI)")
-    a = ap.parse_args()
-    if a.smoke:  # the smoke profile's sizes; options given explicitly still win
-        ap.set_defaults(seeds="1000,1001", profile="smoke")
-        a = ap.parse_args()
-    seeds = [int(s) for s in a.seeds.split(",")]
-    if min(seeds) < 1000:
-        raise SystemExit("calibration uses seeds >= 1000 only (the verdict seeds are < 1000)")
+    a, seeds = parse_seeds(ap)
 
     import contextlib
 
@@ -80,7 +66,7 @@ def main() -> None:
     limit_threads()
     data = read_params(studies=["efg_altpg"])
     for s in a.set:
-        _set(data["efg_altpg"][a.profile], s)
+        set_dotted(data["efg_altpg"][a.profile], s)
     _, p = load_study("efg_altpg", PARAMS, data, profile=a.profile)
     t0, c0 = time.perf_counter(), time.process_time()
     sfs, pygames = {}, {}

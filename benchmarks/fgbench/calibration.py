@@ -16,11 +16,14 @@ profile on 150 molecules a source, two seeds.
 """
 from __future__ import annotations
 
-import argparse
-import json
 import pickle
 import time
 from pathlib import Path
+import sys
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))   # the repository, for benchmarks.common
+
+from benchmarks.common.calibration import parse_seeds, seed_parser, set_dotted  # noqa: E402
 
 CALIBRATION_SEEDS = [1000, 1001, 1002, 1003, 1004]
 
@@ -51,29 +54,12 @@ def _fmt(x) -> str:
     return "-" if x is None else (f"{x:.4g}" if isinstance(x, (int, float)) else str(x))
 
 
-def _set(data: dict, dotted: str) -> None:
-    key, _, raw = dotted.partition("=")
-    *path, last = key.split(".")
-    node = data
-    for k in path:
-        node = node[k]
-    node[last] = json.loads(raw)
-
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--seeds", default=",".join(map(str, CALIBRATION_SEEDS)))
-    ap.add_argument("--profile", default="default")
+    ap = seed_parser(__doc__)
     ap.add_argument("--set", action="append", default=[], help="dotted key=JSON value under the profile")
     ap.add_argument("--pool", default="", help="pickle the seed-free data pool here and reuse it")
-    ap.add_argument("--smoke", action="store_true", help="tiny sizes: checks the script still runs (CI)")
-    a = ap.parse_args()
-    if a.smoke:  # the smoke profile's sizes; options given explicitly still win
-        ap.set_defaults(seeds="1000,1001", profile="smoke")
-        a = ap.parse_args()
-    seeds = [int(s) for s in a.seeds.split(",")]
-    if min(seeds) < 1000:
-        raise SystemExit("calibration uses seeds >= 1000 only (the verdict seeds are < 1000)")
+    a, seeds = parse_seeds(ap)
 
     from stages.common.claims import lookup
     from stages.common.device import limit_threads
@@ -86,7 +72,7 @@ def main() -> None:
     limit_threads()
     data = read_params(studies=["fgbench"])
     for s in a.set:
-        _set(data["fgbench"][a.profile], s)
+        set_dotted(data["fgbench"][a.profile], s)
     _, p = load_study("fgbench", PARAMS, data, profile=a.profile)
     if a.smoke:      # a smaller pool than the smoke profile's: the script's path in seconds
         p = p.model_copy(update={"prepare": p.prepare.model_copy(update={"max_molecules": 150})})

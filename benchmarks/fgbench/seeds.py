@@ -15,26 +15,21 @@ sizes in seconds (what CI runs): the smoke profile, two seeds.
 """
 from __future__ import annotations
 
-import argparse
 import pickle
 import time
 from pathlib import Path
+import sys
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))   # the repository, for benchmarks.common
+
+from benchmarks.common.calibration import parse_seeds, seed_parser  # noqa: E402
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--seeds", default="1000,1001,1002,1003,1004")
-    ap.add_argument("--profile", default="default")
+    ap = seed_parser(__doc__)
     ap.add_argument("--pool", default="", help="a pickled pool from benchmarks/fgbench/calibration.py --pool")
     ap.add_argument("--repeats", type=int, default=1, help="runs of each way (alternating; the fastest kept)")
-    ap.add_argument("--smoke", action="store_true", help="tiny sizes: checks the script still runs (CI)")
-    a = ap.parse_args()
-    if a.smoke:  # options given explicitly still win
-        ap.set_defaults(seeds="1000,1001", profile="smoke")
-        a = ap.parse_args()
-    seeds = [int(s) for s in a.seeds.split(",")]
-    if min(seeds) < 1000:
-        raise SystemExit("benchmarks use calibration seeds (>= 1000) only")
+    a, seeds = parse_seeds(ap)
 
     from stages.common.device import limit_threads
     from stages.common.runtime.params import load_study

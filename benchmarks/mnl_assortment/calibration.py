@@ -19,9 +19,13 @@ at tiny sizes in seconds (what CI runs): the smoke profile, seeds 1000, 1001.
 """
 from __future__ import annotations
 
-import argparse
-import json
 import time
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))   # the repository, for benchmarks.common
+
+from benchmarks.common.calibration import parse_seeds, seed_parser, set_dotted  # noqa: E402
 
 CALIBRATION_SEEDS = [1000, 1001, 1002, 1003, 1004]
 
@@ -42,29 +46,12 @@ CONTEXT = ["online.{B}.new.regret_T", "online.{B}.old.regret_T", "online.{B}.gra
            "online.old_slope_max"]
 
 
-def _set(data: dict, dotted: str) -> None:
-    key, _, raw = dotted.partition("=")
-    *path, last = key.split(".")
-    node = data
-    for k in path:
-        node = node[k]
-    node[last] = json.loads(raw)
-
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--seeds", default=",".join(map(str, CALIBRATION_SEEDS)))
-    ap.add_argument("--profile", default="default")
+    ap = seed_parser(__doc__)
     ap.add_argument("--set", action="append", default=[], help="dotted key=JSON value under the profile")
     ap.add_argument("--no-offline", action="store_true", help="online runs only")
-    ap.add_argument("--smoke", action="store_true", help="tiny sizes: checks the script still runs (CI)")
-    a = ap.parse_args()
-    if a.smoke:  # the smoke profile's sizes; options given explicitly still win
-        ap.set_defaults(seeds="1000,1001", profile="smoke")
-        a = ap.parse_args()
-    seeds = [int(s) for s in a.seeds.split(",")]
-    if min(seeds) < 1000:
-        raise SystemExit("calibration uses seeds >= 1000 only (the verdict seeds are < 1000)")
+    a, seeds = parse_seeds(ap)
 
     from stages.common.claims import lookup
     from stages.common.device import limit_threads
@@ -79,7 +66,7 @@ def main() -> None:
     limit_threads()
     data = read_params(studies=["mnl_assortment"])
     for s in a.set:
-        _set(data["mnl_assortment"][a.profile], s)
+        set_dotted(data["mnl_assortment"][a.profile], s)
     _, p = load_study("mnl_assortment", PARAMS, data, profile=a.profile)
     pp, tp, ep = p.prepare, p.train, p.evaluate
     A = enumerate_assortments(pp.n_items, pp.capacity)

@@ -22,8 +22,13 @@ the 90 % t interval of the per-seed mean against the threshold), each must besid
 """
 from __future__ import annotations
 
-import argparse
 import time
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))   # the repository, for benchmarks.common
+
+from benchmarks.common.calibration import parse_seeds, seed_parser  # noqa: E402
 
 CALIBRATION_SEEDS = [1000, 1001, 1002, 1003, 1004]
 
@@ -52,20 +57,11 @@ def converged_gain(agents: list[dict], pp, tp, seed: int, states: int) -> float:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--seeds", default=",".join(map(str, CALIBRATION_SEEDS)))
-    ap.add_argument("--profile", default="default")
+    ap = seed_parser(__doc__)
     ap.add_argument("--replan", action="store_true", help="also time the replanning benchmark per seed")
     ap.add_argument("--converged", type=int, default=0, metavar="N",
                     help="also the gain over the prior with N states on both sides")
-    ap.add_argument("--smoke", action="store_true", help="smoke sizes, two seeds: checks the script still runs (CI)")
-    a = ap.parse_args()
-    if a.smoke:
-        ap.set_defaults(seeds="1000,1001", profile="smoke")
-        a = ap.parse_args()
-    seeds = [int(s) for s in a.seeds.split(",")]
-    if min(seeds) < 1000:
-        raise SystemExit("calibration uses seeds >= 1000 only (the verdict seeds are < 1000)")
+    a, seeds = parse_seeds(ap)
 
     from stages.common.device import limit_threads
     from stages.common.inference import judge

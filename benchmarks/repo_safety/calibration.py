@@ -14,22 +14,17 @@ at tiny sizes in seconds (what CI runs): the smoke profile, two seeds.
 """
 from __future__ import annotations
 
-import argparse
-import json
 import time
 from pathlib import Path
+import sys
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))   # the repository, for benchmarks.common
+
+from benchmarks.common.calibration import parse_seeds, seed_parser, set_dotted  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 CALIBRATION_SEEDS = [1000, 1001, 1002, 1003, 1004]
 
-
-def _set(data: dict, dotted: str) -> None:
-    key, _, raw = dotted.partition("=")
-    *path, last = key.split(".")
-    node = data
-    for k in path:
-        node = node[k]
-    node[last] = json.loads(raw)
 
 
 def figures(p, seeds: list[int], batched: bool = True) -> tuple[dict, dict]:
@@ -54,18 +49,9 @@ def figures(p, seeds: list[int], batched: bool = True) -> tuple[dict, dict]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--seeds", default=",".join(map(str, CALIBRATION_SEEDS)))
-    ap.add_argument("--profile", default="default")
+    ap = seed_parser(__doc__)
     ap.add_argument("--set", action="append", default=[], help="dotted key=JSON value under the profile")
-    ap.add_argument("--smoke", action="store_true", help="tiny sizes: checks the script still runs (CI)")
-    a = ap.parse_args()
-    if a.smoke:  # the smoke profile's sizes; options given explicitly still win
-        ap.set_defaults(seeds="1000,1001", profile="smoke")
-        a = ap.parse_args()
-    seeds = [int(s) for s in a.seeds.split(",")]
-    if min(seeds) < 1000:
-        raise SystemExit("calibration uses seeds >= 1000 only (the verdict seeds are < 1000)")
+    a, seeds = parse_seeds(ap)
 
     from stages.common.claims import evaluate, load_claims, lookup
     from stages.common.device import limit_threads
@@ -75,7 +61,7 @@ def main() -> None:
     limit_threads()
     data = read_params(REPO, ["repo_safety"])
     for s in a.set:
-        _set(data["repo_safety"][a.profile], s)
+        set_dotted(data["repo_safety"][a.profile], s)
     _, p = load_study("repo_safety", PARAMS, data, profile=a.profile)
     t0 = time.perf_counter()
     metrics, cpu = figures(p, seeds)
