@@ -139,3 +139,27 @@ def require_sandbox() -> None:
     if os.environ.get("CI") == "true":
         pytest.fail(why)
     pytest.skip(why)
+
+
+def assert_claims_read_every_seed(study: str, metrics: dict, seeds: list[int]) -> None:
+    """Every claim of ``study`` not retired is judged on ``seeds`` (none `not run`), and its
+    metric, baseline, control and context are in each seed's figures of ``metrics``."""
+    from stages.common.claims import evaluate, load_claims
+
+    def has(tree, dotted: str) -> bool:
+        for k in dotted.split("."):
+            if not isinstance(tree, dict) or k not in tree:
+                return False
+            tree = tree[k]
+        return True
+
+    cf = load_claims(REPO / f"stages/{study}/claims.yaml")
+    rows = {r["id"]: r for r in evaluate(cf, metrics, seeds)}
+    for c in cf.claims:
+        if c.retired:
+            assert rows[c.id]["verdict"] == "retired"
+            continue
+        assert rows[c.id]["n"] == len(seeds) and rows[c.id]["verdict"] != "not run", c.id
+        for key in [c.metric, c.baseline, c.control, *c.context]:
+            if key:
+                assert all(has(metrics["per_seed"][str(s)], key) for s in seeds), (c.id, key)

@@ -31,8 +31,8 @@ def parse_seeds(ap: argparse.ArgumentParser, argv: list[str] | None = None) -> t
         a = ap.parse_args(argv)
     seeds = [int(s) for s in a.seeds.split(",")]
     if min(seeds) < CALIBRATION_FROM:
-        raise SystemExit(f"benchmarks use calibration seeds (>= {CALIBRATION_FROM}) only; "
-                         f"the verdict seeds are below it")
+        raise SystemExit(f"benchmarks use calibration seeds >= {CALIBRATION_FROM} only "
+                         f"(the verdict seeds are below {CALIBRATION_FROM})")
     return a, seeds
 
 

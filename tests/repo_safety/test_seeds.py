@@ -13,6 +13,7 @@ from stages.common.claims import evaluate, load_claims
 from stages.common.runtime.params import load_study
 from stages.common.seeds import per_seed_metrics
 from stages.repo_safety.params import RepoSafetyParams
+from tests.helpers import assert_claims_read_every_seed
 
 REPO = Path(__file__).resolve().parents[2]
 SEEDS = [1000, 1001]                     # calibration seeds (any seed would do in a test)
@@ -72,24 +73,8 @@ def test_the_ledger_finds_every_claims_figures_per_seed(smoke, two_seeds):
     retired is judged on the two seeds (none `not run`)."""
     m = _metrics(smoke, two_seeds)
     assert sorted(m["per_seed"]) == ["1000", "1001"] and m["seeds"] == SEEDS
-    cf = load_claims(REPO / "stages/repo_safety/claims.yaml")
-    rows = {r["id"]: r for r in evaluate(cf, m, SEEDS)}
-    for c in cf.claims:
-        if c.retired:
-            assert rows[c.id]["verdict"] == "retired"
-            continue
-        assert rows[c.id]["n"] == 2 and rows[c.id]["verdict"] != "not run", c.id
-        for key in [c.metric, c.baseline, c.control, *c.context]:
-            if key:
-                assert all(_has(m["per_seed"][str(s)], key) for s in SEEDS), (c.id, key)
+    assert_claims_read_every_seed("repo_safety", m, SEEDS)
 
-
-def _has(tree, dotted):
-    for k in dotted.split("."):
-        if not isinstance(tree, dict) or k not in tree:
-            return False
-        tree = tree[k]
-    return True
 
 
 def test_musts_with_a_passing_control_are_not_specific(smoke, two_seeds):
