@@ -34,8 +34,6 @@ from benchmarks.common.calibration import parse_seeds, seed_parser  # noqa: E402
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-CALIBRATION_SEEDS = [1000, 1001, 1002, 1003, 1004]
-
 
 def truths_from_params(profile: str) -> dict:
     """{corpus name: truth} as the corpora stage writes it (K, p_k, s_k, pairs), from

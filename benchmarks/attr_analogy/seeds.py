@@ -36,8 +36,6 @@ sys.path.insert(0, str(REPO))
 from benchmarks.attr_analogy.calibration import truths_from_params  # noqa: E402
 from benchmarks.common.calibration import parse_seeds, seed_parser  # noqa: E402
 
-CALIBRATION_SEEDS = [1000, 1001, 1002, 1003, 1004]
-
 
 def main() -> None:
     ap = seed_parser(__doc__)

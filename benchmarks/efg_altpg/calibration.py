@@ -22,9 +22,8 @@ import sys
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))   # the repository, for benchmarks.common
 
-from benchmarks.common.calibration import parse_seeds, seed_parser, set_dotted  # noqa: E402
+from benchmarks.common.calibration import parse_seeds, seed_parser, study_params  # noqa: E402
 
-CALIBRATION_SEEDS = [1000, 1001, 1002, 1003, 1004]
 
 # (label, metric, op, threshold, control or None): the claims of stages/efg_altpg/claims.yaml
 CHECKS = [
@@ -42,10 +41,8 @@ CONTEXT = ["kuhn_poker.{v}.reg_last", "kuhn_poker.{v}.unreg_last", "kuhn_poker.{
            "random.ratio_ge2_share"]
 
 
-
 def main() -> None:
-    ap = seed_parser(__doc__)
-    ap.add_argument("--set", action="append", default=[], help="dotted key=JSON value under the profile")
+    ap = seed_parser(__doc__, sets=True)
     a, seeds = parse_seeds(ap)
 
     import contextlib
@@ -55,7 +52,6 @@ def main() -> None:
     from stages.common.claims import lookup
     from stages.common.device import limit_threads
     from stages.common.inference import judge
-    from stages.common.runtime.params import load_study, read_params
     from stages.efg_altpg.evaluate import seed_metrics
     from stages.efg_altpg.games import VARIANTS, load_game
     from stages.efg_altpg.params import PARAMS
@@ -64,10 +60,7 @@ def main() -> None:
     from stages.efg_altpg.train import train_all
 
     limit_threads()
-    data = read_params(studies=["efg_altpg"])
-    for s in a.set:
-        set_dotted(data["efg_altpg"][a.profile], s)
-    _, p = load_study("efg_altpg", PARAMS, data, profile=a.profile)
+    p = study_params("efg_altpg", PARAMS, a)
     t0, c0 = time.perf_counter(), time.process_time()
     sfs, pygames = {}, {}
     for name in ("kuhn_poker", "leduc_poker"):

@@ -20,26 +20,20 @@ seed, then the chosen fraction. The LP only (the regression is a should row).
 """
 from __future__ import annotations
 
-import argparse
 import time
+import sys
+from pathlib import Path
 
-CALIBRATION_SEEDS = [1000, 1001, 1002, 1003, 1004]
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))   # the repository, for benchmarks.common
+
+from benchmarks.common.calibration import parse_seeds, seed_parser  # noqa: E402
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--seeds", default=",".join(map(str, CALIBRATION_SEEDS)))
+    ap = seed_parser(__doc__)
     ap.add_argument("--fractions", default="0.1,0.25,0.5,0.75")
     ap.add_argument("--replications", type=int, default=0, help="replications a seed (0: the profile's)")
-    ap.add_argument("--profile", default="default")
-    ap.add_argument("--smoke", action="store_true", help="tiny sizes: checks the script still runs (CI)")
-    a = ap.parse_args()
-    if a.smoke:  # the smoke profile's sizes; options given explicitly still win
-        ap.set_defaults(seeds="1000,1001", fractions="0.25,0.5", profile="smoke")
-        a = ap.parse_args()
-    seeds = [int(s) for s in a.seeds.split(",")]
-    if min(seeds) < 1000:
-        raise SystemExit("calibration uses seeds >= 1000 only (the verdict seeds are < 1000)")
+    a, seeds = parse_seeds(ap, fractions="0.25,0.5")
     fracs = [float(f) for f in a.fractions.split(",")]
 
     import numpy as np

@@ -14,23 +14,19 @@ replications: the same work, bigger arrays). The LP sweep only, on the profile's
 """
 from __future__ import annotations
 
-import argparse
 import time
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))   # the repository, for benchmarks.common
+
+from benchmarks.common.calibration import parse_seeds, seed_parser  # noqa: E402
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--seeds", default="1000,1001,1002,1003,1004")
+    ap = seed_parser(__doc__)
     ap.add_argument("--max-n", type=int, default=200, help="the n grid up to this size")
-    ap.add_argument("--profile", default="default")
-    ap.add_argument("--smoke", action="store_true", help="tiny sizes: checks the script still runs (CI)")
-    a = ap.parse_args()
-    if a.smoke:  # the smoke profile's sizes; options given explicitly still win
-        ap.set_defaults(seeds="1000,1001", profile="smoke", max_n=100)
-        a = ap.parse_args()
-    seeds = [int(s) for s in a.seeds.split(",")]
-    if min(seeds) < 1000:
-        raise SystemExit("benchmarks use calibration seeds (>= 1000) only")
+    a, seeds = parse_seeds(ap, max_n=100)
 
     import numpy as np
 

@@ -23,9 +23,8 @@ import sys
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))   # the repository, for benchmarks.common
 
-from benchmarks.common.calibration import parse_seeds, seed_parser, set_dotted  # noqa: E402
+from benchmarks.common.calibration import parse_seeds, seed_parser, study_params  # noqa: E402
 
-CALIBRATION_SEEDS = [1000, 1001, 1002, 1003, 1004]
 
 # (label, metric, op, threshold, rule, control or None): the claims of stages/fgbench/claims.yaml
 # and the candidates looked at while choosing them
@@ -54,26 +53,20 @@ def _fmt(x) -> str:
     return "-" if x is None else (f"{x:.4g}" if isinstance(x, (int, float)) else str(x))
 
 
-
 def main() -> None:
-    ap = seed_parser(__doc__)
-    ap.add_argument("--set", action="append", default=[], help="dotted key=JSON value under the profile")
+    ap = seed_parser(__doc__, sets=True)
     ap.add_argument("--pool", default="", help="pickle the seed-free data pool here and reuse it")
     a, seeds = parse_seeds(ap)
 
     from stages.common.claims import lookup
     from stages.common.device import limit_threads
     from stages.common.inference import judge
-    from stages.common.runtime.params import load_study, read_params
     from stages.fgbench import prepare, train
     from stages.fgbench.evaluate import evaluate_seed
     from stages.fgbench.params import PARAMS
 
     limit_threads()
-    data = read_params(studies=["fgbench"])
-    for s in a.set:
-        set_dotted(data["fgbench"][a.profile], s)
-    _, p = load_study("fgbench", PARAMS, data, profile=a.profile)
+    p = study_params("fgbench", PARAMS, a)
     if a.smoke:      # a smaller pool than the smoke profile's: the script's path in seconds
         p = p.model_copy(update={"prepare": p.prepare.model_copy(update={"max_molecules": 150})})
     if p.prepare.source != "local":

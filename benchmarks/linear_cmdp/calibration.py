@@ -19,10 +19,13 @@ of each step.
 """
 from __future__ import annotations
 
-import argparse
 import time
+import sys
+from pathlib import Path
 
-CALIBRATION_SEEDS = [1000, 1001, 1002, 1003, 1004]
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))   # the repository, for benchmarks.common
+
+from benchmarks.common.calibration import parse_seeds, seed_parser  # noqa: E402
 
 
 def first_n(insts: list[dict], n: int) -> set[int]:
@@ -50,21 +53,12 @@ def restrict(res: dict, keep: set[int]) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--seeds", default=",".join(map(str, CALIBRATION_SEEDS)))
+    ap = seed_parser(__doc__)
     ap.add_argument("--subsets", default=None, help="instances per setup to judge (default: 2..the profile's)")
     ap.add_argument("--short", type=int, default=2000, help="episodes of the control's shorter run")
-    ap.add_argument("--profile", default="default")
     ap.add_argument("--instances", type=int, default=None, help="binding instances per setup to draw "
                     "(default: the profile's)")
-    ap.add_argument("--smoke", action="store_true", help="tiny sizes: checks the script still runs (CI)")
-    a = ap.parse_args()
-    if a.smoke:  # the smoke profile's sizes; options given explicitly still win
-        ap.set_defaults(seeds="1000,1001", profile="smoke", short=100)
-        a = ap.parse_args()
-    seeds = [int(s) for s in a.seeds.split(",")]
-    if min(seeds) < 1000:
-        raise SystemExit("calibration uses seeds >= 1000 only (the verdict seeds are < 1000)")
+    a, seeds = parse_seeds(ap, short=100)
 
     import numpy as np
 

@@ -18,11 +18,13 @@ profile (train.run_seed) for each seed, in CPU seconds.
 """
 from __future__ import annotations
 
-import argparse
 import time
+import sys
+from pathlib import Path
 
-CALIBRATION_SEEDS = [1000, 1001, 1002, 1003, 1004]
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))   # the repository, for benchmarks.common
 
+from benchmarks.common.calibration import parse_seeds, seed_parser  # noqa: E402
 
 
 def stream(seed: int, part: str):
@@ -34,21 +36,12 @@ def stream(seed: int, part: str):
     return np.random.default_rng(np.random.SeedSequence([seed, T.STREAMS[part]]))
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--seeds", default=",".join(map(str, CALIBRATION_SEEDS)))
+    ap = seed_parser(__doc__)
     ap.add_argument("--taus", default="1.0,0.25,0.1,0.05", help="the study's tau first, then control candidates")
     ap.add_argument("--ns", default="1000,10000,100000", help="demonstrations per set")
     ap.add_argument("--threshold", type=float, default=0.1, help="the check's threshold (claims.yaml)")
-    ap.add_argument("--profile", default="default")
     ap.add_argument("--no-budget", action="store_true", help="skip the timing of the whole per-seed train")
-    ap.add_argument("--smoke", action="store_true", help="tiny sizes: checks the script still runs (CI)")
-    a = ap.parse_args()
-    if a.smoke:  # the smoke profile's sizes; options given explicitly still win
-        ap.set_defaults(seeds="1000,1001", taus="1.0,0.1", ns="1000", profile="smoke")
-        a = ap.parse_args()
-    seeds = [int(s) for s in a.seeds.split(",")]
-    if min(seeds) < 1000:
-        raise SystemExit("calibration uses seeds >= 1000 only (the verdict seeds are < 1000)")
+    a, seeds = parse_seeds(ap, taus="1.0,0.1", ns="1000")
     taus = [float(t) for t in a.taus.split(",")]
     ns = [int(n) for n in a.ns.split(",")]
 

@@ -25,9 +25,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))   # the repository, for benchmarks.common
 
-from benchmarks.common.calibration import parse_seeds, seed_parser, set_dotted  # noqa: E402
+from benchmarks.common.calibration import parse_seeds, seed_parser, study_params  # noqa: E402
 
-CALIBRATION_SEEDS = [1000, 1001, 1002, 1003, 1004]
 
 # (label, metric, op, threshold, control or None): the claims of stages/mnl_assortment/claims.yaml
 CHECKS = [
@@ -46,17 +45,14 @@ CONTEXT = ["online.{B}.new.regret_T", "online.{B}.old.regret_T", "online.{B}.gra
            "online.old_slope_max"]
 
 
-
 def main() -> None:
-    ap = seed_parser(__doc__)
-    ap.add_argument("--set", action="append", default=[], help="dotted key=JSON value under the profile")
+    ap = seed_parser(__doc__, sets=True)
     ap.add_argument("--no-offline", action="store_true", help="online runs only")
     a, seeds = parse_seeds(ap)
 
     from stages.common.claims import lookup
     from stages.common.device import limit_threads
     from stages.common.inference import judge
-    from stages.common.runtime.params import load_study, read_params
     from stages.mnl_assortment.env import offline_env, online_env
     from stages.mnl_assortment.evaluate import radius_key, seed_metrics
     from stages.mnl_assortment.mnl import enumerate_assortments
@@ -64,10 +60,7 @@ def main() -> None:
     from stages.mnl_assortment.train import results_arrays, simulate_seeds
 
     limit_threads()
-    data = read_params(studies=["mnl_assortment"])
-    for s in a.set:
-        set_dotted(data["mnl_assortment"][a.profile], s)
-    _, p = load_study("mnl_assortment", PARAMS, data, profile=a.profile)
+    p = study_params("mnl_assortment", PARAMS, a)
     pp, tp, ep = p.prepare, p.train, p.evaluate
     A = enumerate_assortments(pp.n_items, pp.capacity)
     c0, w0 = time.process_time(), time.perf_counter()

@@ -26,10 +26,14 @@ the profile's batching sweep (stages/nac_b/train.batching_sweep).
 """
 from __future__ import annotations
 
-import argparse
 import time
+import sys
+from pathlib import Path
 
-CALIBRATION_SEEDS = [1000, 1001, 1002, 1003, 1004]
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))   # the repository, for benchmarks.common
+
+from benchmarks.common.calibration import parse_seeds, seed_parser  # noqa: E402
+
 DESIGNS = {"study": None,
            "alternating": "batching_mdp",
            "larger": {"n_transient": 2, "period": 2, "states_per_phase": 4, "n_actions": 4, "concentration": 0.3,
@@ -68,20 +72,11 @@ def design_mdps(p, design: str, seeds) -> dict:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--seeds", default=",".join(map(str, CALIBRATION_SEEDS)))
+    ap = seed_parser(__doc__)
     ap.add_argument("--designs", default=",".join(DESIGNS))
     ap.add_argument("--grid", default=",".join(map(str, PLAIN_GRID)), help="plain actor-critic actor steps")
-    ap.add_argument("--profile", default="default")
     ap.add_argument("--skip-batching", action="store_true")
-    ap.add_argument("--smoke", action="store_true", help="tiny sizes: checks the script still runs (CI)")
-    a = ap.parse_args()
-    if a.smoke:  # the smoke profile's sizes; options given explicitly still win
-        ap.set_defaults(seeds="1000,1001", designs="study", grid="1,100", profile="smoke")
-        a = ap.parse_args()
-    seeds = [int(s) for s in a.seeds.split(",")]
-    if min(seeds) < 1000:
-        raise SystemExit("calibration uses seeds >= 1000 only (the verdict seeds are < 1000)")
+    a, seeds = parse_seeds(ap, designs="study", grid="1,100")
     grid = [float(g) for g in a.grid.split(",")]
 
     from pathlib import Path

@@ -30,8 +30,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))   # the repository,
 
 from benchmarks.common.calibration import parse_seeds, seed_parser  # noqa: E402
 
-CALIBRATION_SEEDS = [1000, 1001, 1002, 1003, 1004]
-
 
 def converged_gain(agents: list[dict], pp, tp, seed: int, states: int) -> float:
     """NLL(prior) - NLL(SIS-RM posterior) summed over the seed's held-out walks, ``states``

@@ -20,11 +20,9 @@ import sys
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))   # the repository, for benchmarks.common
 
-from benchmarks.common.calibration import parse_seeds, seed_parser, set_dotted  # noqa: E402
+from benchmarks.common.calibration import parse_seeds, seed_parser, study_params  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
-CALIBRATION_SEEDS = [1000, 1001, 1002, 1003, 1004]
-
 
 
 def figures(p, seeds: list[int], batched: bool = True) -> tuple[dict, dict]:
@@ -49,20 +47,15 @@ def figures(p, seeds: list[int], batched: bool = True) -> tuple[dict, dict]:
 
 
 def main() -> None:
-    ap = seed_parser(__doc__)
-    ap.add_argument("--set", action="append", default=[], help="dotted key=JSON value under the profile")
+    ap = seed_parser(__doc__, sets=True)
     a, seeds = parse_seeds(ap)
 
     from stages.common.claims import evaluate, load_claims, lookup
     from stages.common.device import limit_threads
-    from stages.common.runtime.params import load_study, read_params
     from stages.repo_safety.params import PARAMS
 
     limit_threads()
-    data = read_params(REPO, ["repo_safety"])
-    for s in a.set:
-        set_dotted(data["repo_safety"][a.profile], s)
-    _, p = load_study("repo_safety", PARAMS, data, profile=a.profile)
+    p = study_params("repo_safety", PARAMS, a)
     t0 = time.perf_counter()
     metrics, cpu = figures(p, seeds)
     print(f"profile {a.profile} {' '.join(a.set)}; calibration seeds {seeds}; {sum(cpu.values()):.1f} CPU s "
