@@ -29,7 +29,9 @@
     claimbench flow [--profile P]     run the pipeline as a Prefect flow (flows/pipeline.py)
     claimbench stack up|status|run|down   the local Prefect server + worker + MLflow server
     claimbench deploy                 create the Prefect deployments (flows/deploy.py)
-    claimbench ui [--port 5000]       the MLflow UI on 127.0.0.1 over the project's store
+    claimbench ui [--port 5000]       the MLflow UI on 127.0.0.1 over the project's store (--host
+                                      elsewhere warns: it has no login, anyone reaching it can
+                                      read and change the store)
     claimbench plots [--check]        write the offline template `dvc plots show` uses (or check it
                                       and that every declared plot has its file and columns)
 """
@@ -38,6 +40,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -176,6 +179,18 @@ def _cmd_new_study(args: argparse.Namespace) -> int:
     return 0
 
 
+def store_line(root: Path) -> str | None:
+    """Whether this checkout's MLflow store holds the runs the ledger names (stages/ledger/runs.json):
+    machine-dependent, so said when a command runs, never written into the committed ledger."""
+    from stages.ledger.runs import local_store, store_text   # the ledger's own module (not a study)
+
+    record = root / "stages/ledger/runs.json"
+    if not record.exists():
+        return None
+    data = json.loads(record.read_text())
+    return store_text(local_store(root, data), data)
+
+
 def _cmd_check(args: argparse.Namespace) -> int:
     from stages.common.claims import failed_musts, verdict_of
 
@@ -196,6 +211,11 @@ def _cmd_check(args: argparse.Namespace) -> int:
             print(f"error: no claims of study {args.study!r} in {path}", file=sys.stderr)
             return 2
     bad = failed_musts(rows)
+    from stages.common.runtime.params import repo_root
+
+    line = store_line(repo_root())
+    if line:
+        print(f"runs: {line}")
     for r in rows:
         v = verdict_of(r)
         mark = v if v in ("holds", "retired") else v.upper()
@@ -211,13 +231,58 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
 
 
+def is_loopback(host: str) -> bool:
+    """True for an address (or ``localhost``) that only this machine can reach."""
+    import ipaddress
+
+    if host.strip("[]").lower() in ("localhost", "localhost.localdomain", "ip6-localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:          # another host name: it may resolve to a public address
+        return False
+
+
+def ui_host_warning(host: str, port: int) -> str | None:
+    """What `claimbench ui --host HOST` must say when HOST is not loopback; None when it is."""
+    if is_loopback(host):
+        return None
+    where = "every network interface of this machine" if host in ("0.0.0.0", "::", "[::]", "") else host
+    return (f"WARNING: the MLflow UI will listen on {where} (port {port}), not on 127.0.0.1. It has no "
+            f"login: anyone who can reach that address can read the project's MLflow store AND write "
+            f"to it (change or delete runs, experiments and registered models). Use it only on a "
+            f"network you trust; the default (--host 127.0.0.1) is reachable from this machine only.")
+
+
 def ui_command(root: Path, host: str = "127.0.0.1", port: int = 5000) -> list[str]:
-    """`mlflow ui` over the project's store (sqlite + mlartifacts/), loopback only by default."""
+    """`mlflow ui` over the project's store (sqlite + mlartifacts/), loopback only by default, one
+    worker (a browser or two on a 2-core workstation; MLflow's default is 4)."""
     exe = Path(sys.executable).parent / "mlflow"
     return [str(exe) if exe.exists() else "mlflow", "ui",
             "--backend-store-uri", f"sqlite:///{(root / 'mlruns.db').as_posix()}",
             "--default-artifact-root", (root / "mlartifacts").as_uri(),
-            "--host", host, "--port", str(port)]
+            "--host", host, "--port", str(port), "--workers", "1"]
+
+
+def ui_env(environ: dict[str, str] | None = None) -> dict[str, str]:
+    """The UI server's environment: telemetry off, and MLflow 3.17's job runner off (it starts a
+    job server and seven huey consumers for GenAI jobs this project never submits: 10 processes
+    and ~2.4 GB against 2 and ~0.5 GB without, measured in docs/audits/ux-security.md section 7)."""
+    return {**(os.environ if environ is None else environ), "MLFLOW_DISABLE_TELEMETRY": "true",
+            "DO_NOT_TRACK": "true", "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}
+
+
+def ui_landing(root: Path, base: str, study: str | None) -> str:
+    """Where ``claimbench ui`` points the browser: the study's runs with its claims view, or the
+    list of experiments (never MLflow's GenAI home page); an unknown study is a ValueError naming
+    those there are."""
+    links = dict(experiment_links(root, base))
+    if study is None:
+        return f"{base.rstrip('/')}/#/experiments?workflowType=machine_learning"
+    if study not in links:
+        raise ValueError(f"no experiment {study!r} in {root / 'mlruns.db'} (there: "
+                         f"{', '.join(links) or 'none yet: run a stage or `dvc repro` first'})")
+    return links[study]
 
 
 def experiment_links(root: Path, base: str) -> list[tuple[str, str]]:
@@ -238,7 +303,6 @@ def experiment_links(root: Path, base: str) -> list[tuple[str, str]]:
 
 
 def _cmd_ui(args: argparse.Namespace) -> int:
-    import os
     import subprocess
 
     from stages.common.runtime.params import repo_root
@@ -247,16 +311,45 @@ def _cmd_ui(args: argparse.Namespace) -> int:
     if not (root / "mlruns.db").exists():
         print(f"note: {root / 'mlruns.db'} does not exist yet; run a stage or `dvc repro` first",
               file=sys.stderr)
+    warning = ui_host_warning(args.host, args.port)
+    if warning:
+        print(warning, file=sys.stderr, flush=True)
     cmd = ui_command(root, args.host, args.port)
     base = f"http://{args.host}:{args.port}"
+    try:
+        landing = ui_landing(root, base, args.study)
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    line = store_line(root)
+    if line:
+        print(f"runs: {line}")
     print(f"MLflow UI on {base} (Ctrl-C stops it)", flush=True)
     for name, url in experiment_links(root, base):
         print(f"  {name:24s} {url}")
-    env = {**os.environ, "MLFLOW_DISABLE_TELEMETRY": "true", "DO_NOT_TRACK": "true"}
+    print(f"opening {landing}", flush=True)
+    proc = subprocess.Popen(cmd, cwd=root, env=ui_env())
     try:
-        return subprocess.call(cmd, cwd=root, env=env)
+        if not args.no_browser:
+            _open_when_up(base, landing, proc)
+        return proc.wait()
     except KeyboardInterrupt:
+        proc.terminate()
         return 0
+
+
+def _open_when_up(base: str, url: str, proc) -> None:
+    """Open ``url`` in the user's browser once the server answers (nothing when it exits or
+    does not answer within 120 s: ``proc.wait()`` then reports it)."""
+    import webbrowser
+
+    from flows.stack import StackError, wait_http
+
+    try:
+        wait_http(f"{base}/health", 120, proc)
+    except StackError:
+        return
+    webbrowser.open(url)
 
 
 def _cmd_diff(args: argparse.Namespace) -> int:
@@ -397,8 +490,12 @@ def main(argv: list[str] | None = None) -> None:
             ("deploy", "create the Prefect deployments on $PREFECT_API_URL")):
         sub.add_parser(name, help=text)     # dispatched before parsing (see PASS_THROUGH)
     p = sub.add_parser("ui", help="the MLflow UI over the project's store, on 127.0.0.1")
-    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="default 127.0.0.1 (this machine only); another address warns: the UI has no "
+                        "login, so anyone reaching it can read and write the store")
     p.add_argument("--port", type=int, default=5000)
+    p.add_argument("study", nargs="?", help="open the browser on this study's runs (default: the list of studies)")
+    p.add_argument("--no-browser", action="store_true", help="print the links only")
     p.set_defaults(fn=_cmd_ui)
     p = sub.add_parser("plots", help="write the offline HTML template of `dvc plots show` (vega inlined)")
     p.add_argument("--check", action="store_true", help="exit 1 when the template is stale or a declared plot cannot draw")

@@ -41,7 +41,7 @@ def check_study(root: Path, study: str, files: dict[str, Path] | None = None) ->
     """Validate one study's params file (all profiles); raises ParamsError naming what is wrong."""
     files = files if files is not None else study_params_files(root)
     if study not in files:
-        raise ParamsError(f"no stages/{study}/params.json")
+        raise ParamsError(f"no study {study!r}: no stages/{study}/params.json (studies: {', '.join(sorted(files))})")
     try:
         cls = getattr(importlib.import_module(params_module(root, study, files[study])), "PARAMS")
     except (AttributeError, ModuleNotFoundError) as err:

@@ -70,7 +70,13 @@ TASK_THREADS = 256
 
 
 class PipelineFailed(RuntimeError):
-    """Some stages failed; the message names them (and those skipped because of them)."""
+    """Some stages failed; the message names them (and those skipped because of them).
+    ``bad_input``: every failed stage exited with the bad-input status (2): a param, a file or a
+    name to fix, which no retry mends; the command line then exits 2 as the stage did."""
+
+    def __init__(self, message: str, bad_input: bool = False):
+        super().__init__(message)
+        self.bad_input = bad_input
 
 
 @dataclasses.dataclass
@@ -242,21 +248,22 @@ def start_ephemeral_api() -> threading.Thread | None:
     return thread
 
 
-def _collect(futures: dict, edges: dict[str, set[str]]) -> tuple[list[dict], dict[str, str], list[str]]:
+def _collect(futures: dict, edges: dict[str, set[str]]) -> tuple[list[dict], dict[str, str], list[str], bool]:
     """Wait for every stage task: (results of those that completed, {failed stage: why},
-    stages not run because an upstream stage failed)."""
-    ran, failed, skipped = [], {}, []
+    stages not run because an upstream stage failed, whether every failure was a bad input)."""
+    ran, failed, skipped, bad_input = [], {}, [], True
     for name, fut in futures.items():
         fut.wait()
         state = fut.state
         if state.is_completed():
             ran.append(fut.result())
-        elif any(u in failed or u in skipped for u in edges[name]):
-            skipped.append(name)
+        elif not state.is_final() or any(u in failed or u in skipped for u in edges[name]):
+            skipped.append(name)           # never ran: a stage it waited for (the params check too) failed
         else:
             exc = state.result(raise_on_failure=False)
             failed[name] = str(exc).splitlines()[0] if str(exc) else state.message or "failed"
-    return ran, failed, skipped
+            bad_input &= isinstance(exc, StageFailed) and exc.returncode == NOT_RETRYABLE_EXIT
+    return ran, failed, skipped, bad_input and bool(failed)
 
 
 @flow(name="claimbench-pipeline", task_runner=ThreadPoolTaskRunner(max_workers=TASK_THREADS),
@@ -315,13 +322,13 @@ def pipeline(profile: str | None = None, targets: list[str] | None = None,
                 recheck=bool(edges[name] & set(todo)) and not (force and name in (targets or stages)),
                 threads=threads, address=s.address, priority=ahead[name],
                 wait_for=[futures[u] for u in edges[name] | {CHECK_STAGE} if u in futures])
-        ran, failed, skipped = _collect(futures, edges)
+        ran, failed, skipped, bad_input = _collect(futures, edges)
         runs.close(ran, failed)
         if failed:
             message = "stages failed: " + "; ".join(failed.values())
             if skipped:
                 message += f". Not run (an upstream stage failed): {', '.join(skipped)}"
-            raise PipelineFailed(message)
+            raise PipelineFailed(message, bad_input)
         done = [r for r in ran if r["ran"]]
         pushed = []
         if remote and push and done:
@@ -390,20 +397,27 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-push", action="store_true", help="do not push what ran to the default DVC remote")
     ap.add_argument("targets", nargs="*")
     a = ap.parse_args(argv)
+    # a task runner that cannot be made is refused before Prefect's server starts (seconds, not tens)
+    try:
+        runner = make_task_runner(a.task_runner) if a.task_runner != "threads" else None
+    except SystemExit as exc:          # an unknown runner, or prefect-dask missing: fix the command
+        print(f"pipeline failed: {exc}", file=sys.stderr)
+        return NOT_RETRYABLE_EXIT
     signal.signal(signal.SIGTERM, _exit_on_sigterm)
     server = start_ephemeral_api()
     try:     # the plan, while Prefect's ephemeral server starts; the flow run takes it up
         prep = prepare(a.profile, a.targets or None, a.gpu_only, a.force, not a.no_pull)
-    except (RuntimeError, ValueError) as exc:
+    except ValueError as exc:          # an unknown stage, a broken params.yaml or dvc.yaml: fix and rerun
+        print(f"pipeline failed: {exc}", file=sys.stderr)
+        return NOT_RETRYABLE_EXIT
+    except RuntimeError as exc:
         print(f"pipeline failed: {exc}", file=sys.stderr)
         return 1
     finally:
         if server is not None:
             server.join()
     token = _PREPARED.set(prep)
-    flow_fn = pipeline
-    if a.task_runner != "threads":
-        flow_fn = pipeline.with_options(task_runner=make_task_runner(a.task_runner))
+    flow_fn = pipeline if runner is None else pipeline.with_options(task_runner=runner)
     try:
         state = flow_fn(profile=a.profile, targets=a.targets or None, max_parallel=a.max_parallel,
                         retries=a.retries, retry_delay_s=a.retry_delay, gpu_only=a.gpu_only,
@@ -417,7 +431,8 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(state.result(), indent=2))
         return 0
     print(f"pipeline failed: {state.message}", file=sys.stderr)
-    return 1
+    exc = state.result(raise_on_failure=False)
+    return NOT_RETRYABLE_EXIT if getattr(exc, "bad_input", False) else 1
 
 
 if __name__ == "__main__":

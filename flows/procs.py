@@ -60,6 +60,42 @@ def dvc_env() -> dict[str, str]:
     return env
 
 
+def repair_rwlock(root: Path) -> bool:
+    """Remove ``.dvc/tmp/rwlock`` when a killed DVC left it unreadable; True when it did.
+
+    DVC rewrites that file in place (truncate, then write JSON) under ``rwlock.lock``; a SIGKILL
+    between the two leaves it empty, and every later DVC command then fails ("Unable to read
+    RWLock-file ... JSON structure is corrupted") until someone removes it (found by
+    benchmarks/pipeline/fault_campaign.py). Checked again under ``rwlock.lock``, so a live DVC
+    halfway through its write is never mistaken for a dead one."""
+    import json
+
+    path = Path(root) / ".dvc" / "tmp" / "rwlock"
+
+    def corrupt() -> bool:
+        try:
+            json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return False
+        except ValueError:
+            return True
+        return False
+
+    if not corrupt():
+        return False
+    from dvc.lock import LockError, make_lock
+
+    try:
+        with make_lock(str(path.with_name("rwlock.lock")), tmp_dir=str(path.parent)):
+            if not corrupt():
+                return False
+            path.unlink()
+    except LockError:           # a live DVC is editing it: its own business
+        return False
+    print(f"removed {path} (left unreadable by a killed dvc process)", flush=True)
+    return True
+
+
 def _lock_taken(res: subprocess.CompletedProcess) -> bool:
     return res.returncode != 0 and "Unable to acquire lock" in res.stderr
 
@@ -69,6 +105,7 @@ def _lock_taken(res: subprocess.CompletedProcess) -> bool:
 def dvc(*args: str, root: Path) -> subprocess.CompletedProcess:
     """Run a dvc command (its CLI); waits for DVC's repo lock if someone else holds it briefly."""
     with DVC_LOCK:
+        repair_rwlock(root)
         return subprocess.run(["dvc", *args], cwd=root, env=dvc_env(), capture_output=True, text=True)
 
 
@@ -87,8 +124,10 @@ def dvc_api(call: Callable, root: Path):
     One at a time (DVC's repo lock); retried while someone else holds that lock briefly."""
     from dvc.repo import Repo
 
-    with DVC_LOCK, Repo(str(root)) as repo:
-        return call(repo)
+    with DVC_LOCK:
+        repair_rwlock(root)
+        with Repo(str(root)) as repo:
+            return call(repo)
 
 
 def api_target(root: Path, address: str) -> str:

@@ -70,6 +70,14 @@ def smoke_build(dst: Path) -> tuple[Path, str, float]:
     return root, out, time.perf_counter() - t0
 
 
+def tree_digest(root: Path) -> dict[str, str]:
+    """sha256 of every file under data/ and reports/ (the workspace outputs), by path."""
+    import hashlib
+
+    return {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for top in ("data", "reports") for p in sorted((root / top).rglob("*")) if p.is_file()}
+
+
 def _repoint_store(db: Path, old: str, new: str) -> None:
     """MLflow's sqlite store keeps absolute artifact locations: point every one at the copy."""
     with sqlite3.connect(db) as con:

@@ -108,6 +108,9 @@ class ClaimV2(Claim):
     control: Optional[str] = Field(None, description="the metric of the arm without the paper's contribution")
     why_no_control: str = ""
     deterministic: bool = Field(False, description="the figure does not depend on the seed")
+    constant_why: str = Field("", description="why a figure that depends on the seed came out the same on "
+                              "every verdict seed (a floor or a ceiling, e.g. no success on any seed): "
+                              "the ledger then does not flag it as a stage that ignores its seed")
     registered: dt.date
 
     @model_validator(mode="after")
@@ -149,14 +152,30 @@ class ClaimsFileV2(ClaimsFile):
         return self
 
 
+def yaml_error_message(path: Path, err: Exception) -> str:
+    """A YAML parse error as one line a person acts on: the file, the line and column, what the
+    parser expected, and how to get the committed file back."""
+    mark = getattr(err, "problem_mark", None)
+    where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+    problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+    import os
+
+    shown = os.path.relpath(path) if not os.path.relpath(path).startswith("..") else str(path)
+    return (f"{shown}: not valid YAML{where}: {problem}. Fix that line, or restore the committed "
+            f"file with `git checkout -- {shown}`")
+
+
 def load_claims(path: str | Path) -> ClaimsFile:
     """A study's claims file, v1 or v2 by its ``contract`` key; a ParamsError naming the file."""
     path = Path(path)
     try:
         data = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        raise ParamsError(yaml_error_message(path, exc)) from None
+    try:
         model = ClaimsFileV2 if isinstance(data, dict) and data.get("contract") == 2 else ClaimsFile
         return model.model_validate(data)
-    except Exception as exc:  # pydantic or yaml
+    except Exception as exc:  # pydantic
         raise ParamsError(f"{path}: invalid claims file: {exc}") from None
 
 
@@ -277,7 +296,7 @@ def _evaluate_v2(cf: ClaimsFileV2, c: ClaimV2, metrics: dict[str, Any],
 
         row["effect"] = paired_effect(a, b)
     row["constant"] = bool(own["n"] >= 2 and own["sd"] == 0.0 and not c.deterministic
-                           and c.rule != "every_seed")
+                           and c.rule != "every_seed" and not c.constant_why.strip())
     verdict = own["verdict"]
     if c.control:
         ctl = _judged(_arm(metrics, c, c.control, seeds)[0], c, seeds)

@@ -47,18 +47,21 @@ def ui(flow_store, tmp_path_factory):
     import psutil
 
     from flows.stack import free_port, stop_trees, wait_http
-    from claimbench.cli import ui_command
+    from claimbench.cli import ui_command, ui_env
 
     root, _ = flow_store
     port = free_port()
     log = tmp_path_factory.mktemp("ui") / "mlflow-ui.log"
     with open(log, "w") as out:
         proc = subprocess.Popen(ui_command(root, "127.0.0.1", port), stdout=out, stderr=subprocess.STDOUT,
-                                start_new_session=True)
+                                start_new_session=True, env=ui_env())
     try:
         t0 = time.perf_counter()
         wait_http(f"http://127.0.0.1:{port}/health", 120, proc, log)
-        print(f"mlflow ui answered in {time.perf_counter() - t0:.1f} s")
+        tree = [psutil.Process(proc.pid), *psutil.Process(proc.pid).children(recursive=True)]
+        rss = sum(p.memory_info().rss for p in tree) / 2**20
+        print(f"mlflow ui answered in {time.perf_counter() - t0:.1f} s: {len(tree)} processes, {rss:.0f} MiB RSS")
+        assert len(tree) <= 3, f"the UI runs {len(tree)} processes (MLflow's job runner should be off)"
         yield f"http://127.0.0.1:{port}"
     finally:
         stop_trees([psutil.Process(proc.pid)])
@@ -124,10 +127,14 @@ def test_mlflow_ui_opens_study_runs_nested_under_the_flow(flow_store, ui, browse
     d = browser.driver
     d.set_script_timeout(60)
 
-    # 1. the experiments: every study's, the ledger's and the flows'
-    browser.open(f"{ui}/#/experiments")
+    from claimbench.cli import ui_landing      # where `claimbench ui [study]` points the browser
+
+    # 1. `claimbench ui`'s landing: the experiments, every study's, the ledger's and the flows' (not
+    #    MLflow's GenAI home page, "Welcome to MLflow")
+    browser.open(ui_landing(root, ui, None))
     _wait(d, lambda d: all(n in d.find_element(By.TAG_NAME, "body").text for n in ("zipf_bigram", "ledger", "pipeline")),
           "the experiment list names zipf_bigram, ledger and pipeline")
+    assert "Welcome to MLflow" not in d.find_element(By.TAG_NAME, "body").text
     shot_list = browser.screenshot("mlflow_experiments")
 
     # 2. our link opens the study's experiment on its runs (not the GenAI overview); the flow's run
@@ -149,7 +156,7 @@ def test_mlflow_ui_opens_study_runs_nested_under_the_flow(flow_store, ui, browse
     from claimbench.cli import experiment_links   # the links `claimbench ui` prints
 
     claims_link = dict(experiment_links(root, ui))["zipf_bigram"]
-    assert claims_link == runs_url(ui, exp.experiment_id)
+    assert claims_link == runs_url(ui, exp.experiment_id) == ui_landing(root, ui, "zipf_bigram")
     browser.open(claims_link)
     _wait(d, lambda d: d.find_elements(By.CSS_SELECTOR, link), "the runs table under the claims view")
     _close_assistant(d)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.builds import REPO, set_line, sh, stage_names, stale  # noqa: F401 - imported from here
+from tests.builds import REPO, set_line, sh, stage_names, stale, tree_digest  # noqa: F401 - imported from here
 
 MINI = ["zipf_bigram"]
 

@@ -4,11 +4,12 @@ infrastructure module (nothing)."""
 from __future__ import annotations
 
 import json
+import re
 import time
 
 import pytest
 
-from .conftest import set_line, sh, stage_names, stale
+from .conftest import set_line, sh, stage_names, stale, tree_digest
 
 pytestmark = pytest.mark.pipeline
 
@@ -39,7 +40,12 @@ def test_dvc_repro_smoke(smoke_built, built_copy):
             assert key in r
     assert "| zipf_bigram |" in (repo_copy / "reports/claims.md").read_text()
     page = (repo_copy / "reports/index.html").read_text()
-    assert "data:image" not in page and "http" not in page.split("<body>")[1]       # plots are files beside it
+    assert "data:image" not in page                                                # plots are files beside it
+    body = page.split("<body>")[1]
+    # nothing loads from the network (the papers' arXiv/OpenReview pages are plain links, <a href>)
+    assert not re.search(r"""(src|srcset|poster|data)\s*=\s*["']?https?:|url\(\s*["']?https?:|<link[^>]+href=["']?https?:""", body)
+    assert all(re.match(r"https://(arxiv\.org/abs/|openreview\.net/forum\?id=)", u)
+               for u in re.findall(r"""<a [^>]*href=["'](https?:[^"']+)""", body)), "a link other than a paper's"
     assert 'loading="lazy"' in page and list((repo_copy / "reports/ledger/thumbs/zipf_bigram").glob("*.webp"))
 
     # a second repro is a no-op (in a copy of the built repo too), and fast
@@ -107,21 +113,13 @@ def test_exp_run_set_param_and_params_diff(built_copy):
     assert stale(repo) == set(load_stages(repo)), status
 
 
-def _tree_digest(root) -> dict[str, str]:
-    """sha256 of every file under data/ and reports/ (the workspace outputs), by path."""
-    import hashlib
-
-    return {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-            for top in ("data", "reports") for p in sorted((root / top).rglob("*")) if p.is_file()}
-
-
 def test_bad_param_stops_before_compute_and_touches_no_output(built_copy):
     """A rejected param under plain `dvc repro`: the params stage refuses it before DVC removes
     any stage's outs, so every file under data/ and reports/ is byte-identical afterwards."""
     repo_copy = built_copy
     assert ran_stages(sh(["dvc", "repro"], repo_copy).stdout) == []
     lock_before = (repo_copy / "dvc.lock").read_text()
-    files_before = _tree_digest(repo_copy)
+    files_before = tree_digest(repo_copy)
     assert "data/zipf_bigram/results.json" in files_before and "reports/params.ok" in files_before
     set_line(repo_copy / "stages/zipf_bigram/params.json", "\"alphas\": [0.0, 0.5, 1.0, 2.0]", "\"alphas\": [-0.5, 1.0, 2.0]")
     proc = sh(["dvc", "repro"], repo_copy, check=False)
@@ -130,11 +128,11 @@ def test_bad_param_stops_before_compute_and_touches_no_output(built_copy):
     assert "zipf_bigram.smoke.prepare.alphas[0]" in err and "-0.5" in err and ">= 0" in err
     assert ran_stages(proc.stdout) == ["params"], err           # no study stage started
     assert (repo_copy / "dvc.lock").read_text() == lock_before
-    assert _tree_digest(repo_copy) == files_before
+    assert tree_digest(repo_copy) == files_before
     # the same through the Prefect flow: its params stage fails, nothing else runs
     flow = sh([__import__("sys").executable, "-m", "flows.pipeline", "--retries", "0"], repo_copy, check=False)
     assert flow.returncode != 0 and "stage params failed (exit status 2)" in flow.stdout + flow.stderr
-    assert _tree_digest(repo_copy) == files_before
+    assert tree_digest(repo_copy) == files_before
 
 
 def test_infrastructure_edits_rerun_nothing_and_a_common_module_reruns_its_users(built_copy):

@@ -302,3 +302,19 @@ def test_a_recorded_service_is_known_by_its_start_time_within_a_clock_step():
     me = psutil.Process(os.getpid())
     assert same_start(me, me.create_time()) and same_start(me, me.create_time() + 1.0)
     assert not same_start(me, me.create_time() - 300.0)
+
+
+def test_an_unknown_target_is_named_and_exits_2_before_any_stage(monkeypatch, capsys):
+    """`claimbench flow nosuch`: the plan names the pipeline's stages, and the command line exits
+    2 (a name to fix, nothing a retry mends) without starting Prefect's server."""
+    with pytest.raises(ValueError, match=r"unknown stage\(s\) \['nosuch'\]; the pipeline has \[.*'ledger'"):
+        plan.plan(REPO, ["nosuch"], stages=load_stages(REPO))
+    monkeypatch.setattr(pipeline, "start_ephemeral_api", lambda: None)
+    monkeypatch.setattr(pipeline.signal, "signal", lambda *a: None)     # keep pytest's own SIGTERM handling
+
+    def refuse(*a, **k):
+        raise ValueError("unknown stage(s) ['nosuch']; the pipeline has ['ledger']")
+
+    monkeypatch.setattr(pipeline, "prepare", refuse)
+    assert pipeline.main(["nosuch"]) == 2
+    assert "pipeline failed: unknown stage(s) ['nosuch']" in capsys.readouterr().err

@@ -66,7 +66,7 @@ def test_two_clones_share_one_remote_and_the_gpu_node_runs_only_its_stage(built_
         assert res["state"] == "COMPLETED", res
         from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId
 
-        with _prefect(state["prefect_api_url"]) as pc:
+        with _prefect(state["prefect_api_url"], stack) as pc:
             flow_run = pc.read_flow_run(res["flow_run_id"])
             tasks = pc.read_task_runs(flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=[flow_run.id])))
         assert [t.name for t in tasks] == [GPU_STAGE]                  # the one stage it was given

@@ -10,7 +10,7 @@ import time
 import psutil
 import pytest
 
-from flows.stack import Stack, free_port, port_free
+from flows.stack import Stack, free_port, mlflow_auth_available, port_free, prefect_auth_string
 
 from .conftest import sh
 
@@ -24,13 +24,15 @@ FAST_POLLING = {                                   # so the test does not wait f
 }
 
 
-def _prefect(api_url: str):
+def _prefect(api_url: str, stack: Stack):
+    """A Prefect client of ``stack``'s server (with its secret)."""
     from prefect.client.orchestration import get_client
-    from prefect.settings import PREFECT_API_URL, temporary_settings
+    from prefect.settings import PREFECT_API_AUTH_STRING, PREFECT_API_URL, temporary_settings
 
     class _Ctx:
         def __enter__(self):
-            self._t = temporary_settings(updates={PREFECT_API_URL: api_url})
+            self._t = temporary_settings(updates={PREFECT_API_URL: api_url,
+                                                  PREFECT_API_AUTH_STRING: prefect_auth_string(stack.secret())})
             self._t.__enter__()
             self._c = get_client(sync_client=True)
             return self._c.__enter__()
@@ -42,16 +44,20 @@ def _prefect(api_url: str):
     return _Ctx()
 
 
-def test_stack_deployment_schedule_trigger_and_down(mini_copy, tmp_path):
+def test_stack_deployment_schedule_trigger_and_down(mini_copy, tmp_path, monkeypatch):
     repo_copy = mini_copy
     stack = Stack(repo_copy, tmp_path / "services")
     ports = (free_port(), free_port())
-    state = stack.up(prefect_port=ports[0], mlflow_port=ports[1], extra_env=FAST_POLLING)
+    # MLflow's basic auth needs Flask-WTF (mlflow[auth]); without it the stack runs only unauthenticated
+    state = stack.up(prefect_port=ports[0], mlflow_port=ports[1], extra_env=FAST_POLLING,
+                     mlflow_auth=mlflow_auth_available())
     pids: list[int] = []
     try:
         pids = [p.pid for info in state["processes"].values()
                 for p in [psutil.Process(info["pid"])] + psutil.Process(info["pid"]).children(recursive=True)]
         assert set(state["processes"]) == {"prefect-server", "mlflow-server", "worker-claimbench"}
+        ml = psutil.Process(state["processes"]["mlflow-server"]["pid"])
+        assert len([ml, *ml.children(recursive=True)]) <= 3, "MLflow's job runner should be off"
         assert state["prefect_api_url"] == f"http://127.0.0.1:{ports[0]}/api"
         assert set(state["deployments"]) == {"claimbench-pipeline/nightly", "claimbench-pipeline/paper-gpu"}
         # everything listens on loopback only
@@ -62,7 +68,7 @@ def test_stack_deployment_schedule_trigger_and_down(mini_copy, tmp_path):
                         assert conn.laddr.ip == "127.0.0.1", (p.cmdline(), conn)
 
         # the cron schedule makes scheduled runs on the real server (the ephemeral one never does)
-        with _prefect(state["prefect_api_url"]) as pc:
+        with _prefect(state["prefect_api_url"], stack) as pc:
             dep = pc.read_deployment_by_name("claimbench-pipeline/nightly")
             assert [s.schedule.cron for s in dep.schedules] == ["0 3 * * *"]
             assert dep.work_pool_name == "claimbench" and dep.global_concurrency_limit.limit == 1
@@ -94,7 +100,7 @@ def test_stack_deployment_schedule_trigger_and_down(mini_copy, tmp_path):
         from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId
 
         host_tag = f"gpu@{socket.gethostname()}"
-        with _prefect(state["prefect_api_url"]) as pc:
+        with _prefect(state["prefect_api_url"], stack) as pc:
             assert pc.read_concurrency_limit_by_tag(host_tag).concurrency_limit == 1
             tasks = pc.read_task_runs(flow_run_filter=FlowRunFilter(id=FlowRunFilterId(
                 any_=[result["flow_run_id"]])))
@@ -111,6 +117,9 @@ def test_stack_deployment_schedule_trigger_and_down(mini_copy, tmp_path):
         # the run logged to the MLflow server: stage runs nest under the flow's run
         from mlflow.tracking import MlflowClient
 
+        if state["mlflow_auth"]:
+            monkeypatch.setenv("MLFLOW_TRACKING_USERNAME", "claimbench")
+            monkeypatch.setenv("MLFLOW_TRACKING_PASSWORD", stack.secret())
         c = MlflowClient(tracking_uri=state["mlflow_url"])
         flows = c.search_runs([c.get_experiment_by_name("pipeline").experiment_id])
         assert len(flows) == 1
@@ -138,6 +147,7 @@ def test_stack_deployment_schedule_trigger_and_down(mini_copy, tmp_path):
     assert not alive, [psutil.Process(p).cmdline() for p in alive]
     assert port_free(ports[0]) and port_free(ports[1])
     assert not stack.state_path.exists()
+    assert stack.secret_path.exists()                  # kept for the next `up`
 
     # without the server, a stage logs to the same store (sqlite) and the same experiment
     sh([sys.executable, "-m", "stages.zipf_bigram.evaluate"], repo_copy)

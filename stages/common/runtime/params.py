@@ -106,11 +106,27 @@ def repo_root() -> Path:
     return here
 
 
+def yaml_error_message(path: Path, err: Exception) -> str:
+    """A YAML parse error as one line a person acts on: the file, the line and column, what the
+    parser expected, and how to get the committed file back. (stages.common.claims words the
+    claims files' errors the same way; the runtime keeps its own so that it imports nothing that
+    would become every stage's DVC dep.)"""
+    mark = getattr(err, "problem_mark", None)
+    problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+    rel = os.path.relpath(path)
+    shown = str(path) if rel.startswith("..") else rel
+    at = "" if mark is None else f" (line {mark.line + 1}, column {mark.column + 1})"
+    return f"{shown}: not valid YAML{at}: {problem}. Fix that line, or restore the committed file with `git checkout -- {shown}`"
+
+
 def load_yaml(path: Path) -> Any:
     """Parse one YAML file (libyaml's C loader where PyYAML has it: ~6x faster)."""
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     with open(path) as fh:
-        return yaml.load(fh, Loader=loader)
+        try:
+            return yaml.load(fh, Loader=loader)
+        except yaml.YAMLError as err:
+            raise ParamsError(yaml_error_message(path, err)) from None
 
 
 def round_trip_yaml():

@@ -33,6 +33,7 @@ no stage, so nothing here may shape an output; seeding is in :mod:`stages.common
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import shutil
 import signal
@@ -125,12 +126,15 @@ def open_run(study: str, step: str, stage_name: str, profile: str, params: dict,
     import socket
 
     from stages.common.runtime.tracking import PARENT_ENV
-    from stages.common.runtime.tracking_agent import RemoteRun
+    from stages.common.runtime.tracking_agent import RemoteRun, UnsafeSocketFolder
 
-    return RemoteRun(root, study=study, step=step, stage_name=stage_name, profile=profile,
-                     params=params, deps=deps, outs=outs, dep_hashes=dep_hashes,
-                     host=socket.gethostname(), pid=os.getpid(), parent=os.environ.get(PARENT_ENV),
-                     threads=os.environ.get("OMP_NUM_THREADS", "all cores"))
+    try:
+        return RemoteRun(root, study=study, step=step, stage_name=stage_name, profile=profile,
+                         params=params, deps=deps, outs=outs, dep_hashes=dep_hashes,
+                         host=socket.gethostname(), pid=os.getpid(), parent=os.environ.get(PARENT_ENV),
+                         threads=os.environ.get("OMP_NUM_THREADS", "all cores"))
+    except UnsafeSocketFolder as err:          # another user's folder: a clear error, exit 2
+        fail(f"stage {stage_name}: {err}")
 
 
 def clean_leftovers(root: Path, outs: list[str]) -> list[Path]:
@@ -281,13 +285,20 @@ def stage(study: str, step: str, model: type[M], stage_name: str | None = None,
     stage_name = stage_name or f"{study}-{step}" + ("" if shard is None else f"@{shard}")
     root = repo_root()
     keep_freed_memory()
+    if not sys.stderr.isatty():       # a log file or a pipe: progress bars as spaced lines
+        from stages.common.runtime.logprogress import LogLines
+
+        sys.stderr = LogLines(sys.stderr)
     try:
         common, params = load_study(study, model)
     except ParamsError as err:
         fail(str(err))
     from stages.common.runtime.dvcfile import load_stages
 
-    stages = load_stages(root)
+    try:
+        stages = load_stages(root)
+    except ValueError as err:                 # a broken dvc.yaml (ParamsError is a ValueError too)
+        fail(str(err))
     spec = stages.get(stage_name)
     if spec is None:
         members = sorted(n for n, s in stages.items() if s.group == stage_name)
@@ -350,6 +361,13 @@ def stage(study: str, step: str, model: type[M], stage_name: str | None = None,
         if run is not None:
             _set_sigterm(signal.SIG_IGN)             # a second SIGTERM must not cut this short
             run.fail(exc)
+        if isinstance(exc, ParamsError):             # a bad input found while computing (a claims file)
+            fail(f"stage {stage_name}: {exc}")
+        if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            # a full disk: retrying at once cannot help; every out is written beside its target and
+            # renamed (stages.common.io), so none is left half-written
+            fail(f"stage {stage_name}: no space left on the device writing {exc.filename or 'an output'} "
+                 f"({exc.strerror}). Free some space (`df -h {root}`) and run the stage again.")
         raise
     finally:
         _set_sigterm(previous)

@@ -16,8 +16,9 @@ chooses where artifacts go (``mlflow server --artifacts-destination``). A parent
 
 A stage that raises marks its run FAILED with the error (tag ``claimbench.error``, the
 traceback as ``error.txt``). A stage killed outright (SIGKILL, out of memory) cannot; its
-run is left RUNNING, and :func:`reap_orphans` marks it FAILED the next time that stage
-starts or when the flow sees the stage die (every run records its host and pid).
+run is left RUNNING, and :func:`reap_orphans` marks it FAILED the next time any tracked stage
+starts (it looks in every experiment) or when the flow sees the stage die (every run records
+its host and pid).
 """
 from __future__ import annotations
 
@@ -124,7 +125,7 @@ class StageRun:
         self.dep_hashes = dep_hashes if dep_hashes is not None else hash_deps(self.root, self.deps)
         for d, md5 in self.dep_hashes.items():
             tags[f"dep.{d}"] = md5
-        reap_orphans(self.client, exp_id)
+        reap_orphans(self.client)      # every study's: the one that left it may not run again
         parent = os.environ.get(PARENT_ENV) if process is None else parent
         if parent:
             tags["mlflow.parentRunId"] = parent
@@ -341,15 +342,23 @@ def _process_alive_since(pid: int, start_ms: int) -> bool:
         return False
 
 
-def reap_orphans(c, exp_id: str) -> list[str]:
-    """Mark FAILED the RUNNING runs of experiment ``exp_id`` whose process (on this host) is gone.
+def reap_orphans(c, exp_id: str | None = None) -> list[str]:
+    """Mark FAILED the RUNNING runs of experiment ``exp_id`` (default: of every experiment) whose
+    process (on this host) is gone.
 
     A stage killed with SIGKILL (or by the out-of-memory killer) cannot close its run; this
     closes it with the reason, so the MLflow UI never shows a dead stage as running. Runs from
-    other hosts, and runs whose process is alive, are left alone.
+    other hosts, and runs whose process is alive, are left alone. A starting stage reaps every
+    experiment: when the tracking agent is killed together with a stage, nothing else closes
+    that run, and `dvc repro` may restore the stage from its run cache, so that no stage of its
+    study need ever run again.
     """
     host = socket.gethostname()
-    runs = retry(lambda: c.search_runs([exp_id], filter_string="attributes.status = 'RUNNING'",
+    ids = [exp_id] if exp_id is not None else [
+        e.experiment_id for e in retry(lambda: c.search_experiments(max_results=1000))]
+    if not ids:
+        return []
+    runs = retry(lambda: c.search_runs(ids, filter_string="attributes.status = 'RUNNING'",
                                        max_results=1000))
     reaped = []
     for r in runs:

@@ -34,6 +34,7 @@ import os
 import signal
 import socket
 import socketserver
+import stat
 import subprocess
 import sys
 import tempfile
@@ -78,9 +79,34 @@ def address(root: Path) -> Path:
                  sys.executable, here.read_text(), here.with_name("tracking.py").read_text(),
                  here.with_name("registry.py").read_text()):
         key.update(part.encode() + b"\0")
+    return socket_folder() / f"agent-{key.hexdigest()[:16]}.sock"   # short: a socket path has a 107-byte limit
+
+
+class UnsafeSocketFolder(RuntimeError):
+    """The agents' socket folder could be another user's: stages refuse to talk through it."""
+
+
+def socket_folder() -> Path:
+    """``<tempdir>/claimbench-<uid>``, made with mode 0700, and refused unless it is a real folder
+    (not a link) that this user owns and no one else may enter: on a machine with several users,
+    anyone can create that predictable name first and serve a fake agent (or plant a link) in it."""
     folder = Path(tempfile.gettempdir()) / f"claimbench-{os.getuid()}"
-    folder.mkdir(mode=0o700, exist_ok=True)
-    return folder / f"agent-{key.hexdigest()[:16]}.sock"   # short: a socket path has a 107-byte limit
+    with contextlib.suppress(FileExistsError):
+        folder.mkdir(mode=0o700)
+    st = os.lstat(folder)
+    problem = None
+    if not stat.S_ISDIR(st.st_mode):
+        problem = "is not a folder (a link or a file)"
+    elif st.st_uid != os.getuid():
+        problem = f"belongs to user id {st.st_uid}, not to you ({os.getuid()})"
+    elif st.st_mode & 0o077:
+        problem = f"has mode {stat.S_IMODE(st.st_mode):o}: others may enter it"
+    if problem:
+        raise UnsafeSocketFolder(
+            f"the tracking agent's socket folder {folder} {problem}; a stage will not talk to an agent "
+            f"another user could have started. Remove it if it is yours and stale (rm -r {folder}), or "
+            f"point TMPDIR at a folder of your own, then run again.")
+    return folder
 
 
 # -- the stage's side ---------------------------------------------------------------------
@@ -142,7 +168,9 @@ def connect(root: Path) -> Connection:
         env.setdefault("DO_NOT_TRACK", "true")
         # --detach: the agent forks away and its first process exits, so the agent is nobody's
         # child: not in the stage's process tree, which a stopping flow kills
-        with open(address_log(path), "ab") as log:
+        # O_NOFOLLOW: never append to whatever a link in the folder points at
+        fd = os.open(address_log(path), os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        with open(fd, "ab") as log:
             proc = subprocess.run(
                 [sys.executable, "-m", "stages.common.runtime.tracking_agent", "--socket", str(path), "--root",
                  str(root), "--idle", os.environ.get("CLAIMBENCH_AGENT_IDLE_S", str(IDLE_S)), "--detach"],
@@ -239,12 +267,26 @@ class RemoteRun:
 # -- the agent's side ---------------------------------------------------------------------
 
 class _Handler(socketserver.StreamRequestHandler):
+    def _requests(self):
+        """The stage's requests, a line each, until it closes the connection or dies. A stage killed
+        with a reply unread resets the connection (ECONNRESET): that ends them too, so its run is
+        still failed below (the reset escaped and left it RUNNING; found by
+        benchmarks/pipeline/fault_campaign.py)."""
+        while True:
+            try:
+                line = self.rfile.readline()
+            except OSError:
+                return
+            if not line:
+                return
+            yield line
+
     def handle(self) -> None:
         srv: Agent = self.server  # type: ignore[assignment]
         run = None
         closed = False
         with srv.busy():
-            for line in self.rfile:
+            for line in self._requests():
                 msg = json.loads(line)
                 op, args = msg["op"], msg.get("args", {})
                 try:

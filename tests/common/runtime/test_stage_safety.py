@@ -245,6 +245,22 @@ def test_reap_orphans_fails_dead_runs_only(store, tmp_path):
     assert store.get_run(done).info.status == "FINISHED"
 
 
+def test_a_starting_stage_reaps_dead_runs_of_every_study(store, tmp_path):
+    """A stage killed together with the tracking agent leaves its run RUNNING, and `dvc repro`
+    may then restore that stage from its run cache, so no stage of its study runs again (found
+    by benchmarks/pipeline/fault_campaign.py): the next stage of any study closes it."""
+    exp = tracking.ensure_experiment("killed", tmp_path)
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    tags = {**tracking.process_tags(), tracking.PID_TAG: str(dead.pid), "dvc.stage": "killed-train"}
+    orphan = store.create_run(exp, run_name="train", tags=tags).info.run_id
+    run = tracking.StageRun("other", "evaluate", "other-evaluate", "smoke", {"a": 1}, root=tmp_path)
+    run.finish()
+    r = store.get_run(orphan)
+    assert r.info.status == "FAILED"
+    assert r.data.tags[tracking.ERROR_TAG].startswith("the stage killed-train process")
+
+
 def test_stage_run_fail_records_error(store, tmp_path):
     run = tracking.StageRun("errs", "train", "errs-train", "smoke", {"a": 1}, root=tmp_path)
     try:

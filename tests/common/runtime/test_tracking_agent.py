@@ -115,6 +115,35 @@ def test_a_stage_killed_mid_run_has_its_run_failed_at_once(agent_env):
         f"the stage agentstudy-train process (pid {proc.pid} on h) ended without closing its run")
 
 
+def test_a_stage_that_dies_with_a_reply_unread_has_its_run_failed(agent_env):
+    """A stage killed after its request and before it read the reply resets the connection
+    (ECONNRESET on the agent's next read): the run is FAILED all the same, not left RUNNING."""
+    import socket
+
+    root = agent_env
+    run = _open(root)                      # starts the agent; a second connection does the rest
+    run.close()
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.connect(str(tracking_agent.address(root)))
+    args = dict(study="agentstudy", step="reset", stage_name="agentstudy-reset", profile="smoke", params={},
+                deps=[], outs=[], dep_hashes={}, host="h", pid=12345678, parent=None, threads="1")
+    sock.sendall(tracking_agent._encode({"op": "open", "args": args}))
+    reply = b""
+    while not reply.endswith(b"\n"):
+        reply += sock.recv(65536, socket.MSG_PEEK)[len(reply):] or b""
+        time.sleep(0.05)
+    run_id = json.loads(reply)["result"]
+    sock.sendall(tracking_agent._encode({"op": "call", "args": {"method": "set_tags", "args": [{"a": "1"}],
+                                                                "kwargs": {}}}))
+    time.sleep(1.0)                        # its reply arrives unread
+    sock.close()                           # unread data: the kernel resets the connection
+    c = tracking.client(root)
+    deadline = time.monotonic() + 30
+    while c.get_run(run_id).info.status == "RUNNING" and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert c.get_run(run_id).info.status == "FAILED"
+
+
 def test_fail_records_the_error_even_after_finish(agent_env):
     root = agent_env
     run = _open(root)
@@ -175,3 +204,72 @@ def test_the_agent_leaves_when_idle(agent_env, monkeypatch):
         raise AssertionError("the agent did not leave after 1 s idle")
     assert not tracking_agent.address(root).exists()
     assert "idle for 1 s, exiting" in tracking_agent.address_log(tracking_agent.address(root)).read_text()
+
+
+# -- the socket folder on a machine with several users -------------------------------------
+@pytest.fixture
+def own_tmp(monkeypatch, tmp_path):
+    """A temp dir of this test's own, so the socket folder is made fresh under it."""
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    return tmp_path / f"claimbench-{os.getuid()}"
+
+
+def test_the_socket_folder_is_made_private(own_tmp):
+    assert tracking_agent.socket_folder() == own_tmp
+    assert (own_tmp.stat().st_mode & 0o777) == 0o700 and own_tmp.stat().st_uid == os.getuid()
+    assert tracking_agent.socket_folder() == own_tmp          # and accepted when it is there
+
+
+def test_a_socket_folder_others_may_enter_is_refused(own_tmp):
+    own_tmp.mkdir(mode=0o700)
+    own_tmp.chmod(0o777)
+    with pytest.raises(tracking_agent.UnsafeSocketFolder, match=r"has mode 777: others may enter it.*rm -r"):
+        tracking_agent.socket_folder()
+    own_tmp.chmod(0o720)                                       # group-writable only
+    with pytest.raises(tracking_agent.UnsafeSocketFolder, match="has mode 720"):
+        tracking_agent.address(own_tmp.parent)
+
+
+def test_a_link_in_place_of_the_socket_folder_is_refused(own_tmp, tmp_path):
+    target = tmp_path / "elsewhere"
+    target.mkdir(mode=0o700)
+    own_tmp.symlink_to(target)
+    with pytest.raises(tracking_agent.UnsafeSocketFolder, match="is not a folder"):
+        tracking_agent.socket_folder()
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="only root can hand a folder to another user")
+def test_a_socket_folder_another_user_owns_is_refused(own_tmp):
+    own_tmp.mkdir(mode=0o700)
+    os.chown(own_tmp, 65534, 65534)                            # nobody
+    with pytest.raises(tracking_agent.UnsafeSocketFolder, match="belongs to user id 65534"):
+        tracking_agent.socket_folder()
+
+
+def test_the_agent_log_is_never_written_through_a_link(agent_env, monkeypatch, own_tmp, tmp_path):
+    """A link planted where the agent's log goes is not followed: connect() fails and the file the
+    link points at is untouched."""
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep")
+    path = tracking_agent.address(agent_env)
+    tracking_agent.address_log(path).symlink_to(victim)
+    with pytest.raises(OSError):
+        tracking_agent.connect(agent_env)
+    assert victim.read_text() == "keep"
+
+
+def test_a_stage_stops_with_a_clear_error_on_an_unsafe_socket_folder(agent_env, own_tmp, capsys):
+    from stages.common.runtime.stage import open_run
+
+    own_tmp.mkdir(mode=0o777)
+    own_tmp.chmod(0o777)
+    try:
+        with pytest.raises(SystemExit) as exc:
+            open_run("agentstudy", "train", "agentstudy-train", "smoke", {}, agent_env, [], [], {})
+    finally:
+        own_tmp.chmod(0o700)                                   # the fixture's teardown looks there
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert f"error: stage agentstudy-train: the tracking agent's socket folder {own_tmp} has mode 777" in err
