@@ -1,5 +1,6 @@
-"""Saving and loading the trained networks: ``models.pt`` (both, byte-deterministic) and one
-MLflow pyfunc folder per network (pyfunc.py), and the solver behind the pyfunc's predict."""
+"""Saving and loading the trained networks: ``models.pt`` (every arm's network of every verdict
+seed, byte-deterministic) and one MLflow pyfunc folder per served network (pyfunc.py), and the
+solver behind the pyfunc's predict."""
 from __future__ import annotations
 
 import io
@@ -19,22 +20,46 @@ def to_bytes(obj) -> bytes:
 
 def entry(net) -> dict:
     """A network as models.pt holds it: its state dict (moved to CPU first: the state dict's own
-    type and metadata are pickled too) and sizes."""
-    return {"state": net.cpu().state_dict(), "n_policies": net.n_policies, "hidden": net.hidden}
+    type and metadata are pickled too), its kind (``mlp``: policy.py's; ``l2d``) and sizes."""
+    e = {"state": net.cpu().state_dict(), "n_policies": net.n_policies, "hidden": net.hidden}
+    if hasattr(net, "hidden_head"):
+        e |= {"kind": "l2d", "hidden_head": net.hidden_head}
+    return e
+
+
+def build(e: dict, device="cpu"):
+    """The network of one models.pt entry, on ``device``."""
+    from .l2d import build_l2d
+    from .policy import build_net
+
+    net = build_l2d(e["hidden"], e["hidden_head"]) if e.get("kind") == "l2d" else build_net(e["n_policies"],
+                                                                                            e["hidden"])
+    net.load_state_dict(e["state"])
+    return net.to(device)
+
+
+def models_bytes(nets: dict, seeds) -> bytes:
+    """models.pt: {arm: {"seeds": [...], "nets": [entry per seed]}}."""
+    return to_bytes({arm: {"seeds": [int(s) for s in seeds], "nets": [entry(n) for n in arm_nets]}
+                     for arm, arm_nets in nets.items()})
+
+
+def load_models(path, device="cpu") -> tuple[dict, list[int]]:
+    """({arm: [net per seed]}, the seeds) from models.pt, loaded with weights_only."""
+    import torch
+
+    raw = torch.load(path, map_location="cpu", weights_only=True)
+    seeds = {tuple(v["seeds"]) for v in raw.values()}
+    if len(seeds) != 1:
+        raise ValueError(f"models.pt: the arms hold different seeds: {sorted(seeds)}")
+    return {arm: [build(e, device) for e in v["nets"]] for arm, v in raw.items()}, list(seeds.pop())
 
 
 def load_nets(path, device="cpu") -> dict:
-    """{name: net} from models.pt (or one network's weights.pt), loaded with weights_only."""
+    """{name: net} from one served network's weights.pt ({name: entry}), loaded with weights_only."""
     import torch
 
-    from .policy import build_net
-
-    nets = {}
-    for name, s in torch.load(path, map_location="cpu", weights_only=True).items():
-        nets[name] = build_net(s["n_policies"], s["hidden"])
-        nets[name].load_state_dict(s["state"])
-        nets[name].to(device)
-    return nets
+    return {name: build(e, device) for name, e in torch.load(path, map_location="cpu", weights_only=True).items()}
 
 
 def save_mlflow(target, models: dict, samples: int) -> None:
@@ -87,8 +112,8 @@ def solve_frame(net, frame, samples: int, seed: int):
     out = [None] * len(M)
     for shape in dict.fromkeys(m.shape for m in M):
         idx = [i for i, m in enumerate(M) if m.shape == shape]
-        _, seqs = sample_best(net, np.stack([M[i] for i in idx]), np.stack([D[i] for i in idx]), samples, seed)
-        for i, seq in zip(idx, seqs):
+        _, seqs = sample_best([net], np.stack([M[i] for i in idx]), np.stack([D[i] for i in idx]), samples, [seed])
+        for i, seq in zip(idx, seqs[0]):
             start, ms = schedule(M[i], D[i], seq)
             out[i] = {"makespan": ms, "sequence": seq.tolist(), "start": start.tolist()}
     return pd.DataFrame(out, columns=["makespan", "sequence", "start"])

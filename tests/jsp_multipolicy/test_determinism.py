@@ -1,6 +1,6 @@
 """jsp_multipolicy end to end on the smoke profile, in the session's smoke build: its stages run once
 more give the same outputs (CP-SAT under a deterministic-time limit, seeded sampling), and the
-figures the claims read are there."""
+figures the claims read are there for every verdict seed."""
 from __future__ import annotations
 
 import pytest
@@ -14,6 +14,9 @@ VOLATILE = ("reports/jsp_multipolicy/prepare.json", "reports/jsp_multipolicy/tra
 def test_smoke_chain_reruns_to_the_same_outputs(rerun_study):
     out = rerun_study("jsp_multipolicy", volatile=VOLATILE)
     m = out["metrics"]
-    for key in ("gap10", "gap15", "gapflow"):
-        assert {"single", "multi", "SPT", "MWKR", "MOPNR", "multi_minus_single_ci_high"} <= set(m[key])
+    assert m["seeds"] == [0, 1] and sorted(m["per_seed"]) == ["0", "1"]
+    for s in m["per_seed"].values():
+        for key in ("gap10", "gapflow"):
+            assert {"single", "multi", "blind", "l2d", "SPT", "MWKR", "MOPNR", "untrained_minus_best_rule"} <= set(s[key])
+        assert {"single", "multi", "blind"} <= set(s["gap15"])
     assert (out["root"] / "reports/jsp_multipolicy/gaps.png").stat().st_size > 5_000

@@ -16,3 +16,13 @@ def test_evaluate_without_data_exits_2_naming_the_stage(tmp_path, stage_env, pyt
     stops_without_input(tmp_path, "stages.jsp_multipolicy.evaluate",
                         "data/jsp_multipolicy/test.npz (made by stage jsp_multipolicy-prepare) is missing; "
                         "run `dvc repro stages/jsp_multipolicy/dvc.yaml:jsp_multipolicy-prepare`", stage_env, python_exe)
+
+
+def test_l2d_params_are_checked(params_copy):
+    params_copy["jsp_multipolicy"]["default"]["train"]["l2d"]["episodes"] = 1
+    msg = params_error("jsp_multipolicy", PARAMS, params_copy)
+    assert "l2d.episodes" in msg and "greater than or equal to 2" in msg
+    del params_copy["jsp_multipolicy"]["default"]["train"]["l2d"]["episodes"]
+    params_copy["jsp_multipolicy"]["default"]["train"]["l2d"]["epochs"] = 4
+    msg = params_error("jsp_multipolicy", PARAMS, params_copy)
+    assert "epochs" in msg and "episodes" in msg
