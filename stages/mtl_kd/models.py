@@ -59,8 +59,14 @@ class Teacher(nn.Module):
 
 class Student(nn.Module):
     """Heavy decoder: a linear embedding (the light encoder); at every move the tokens
-    [context(current node, load, time, flags), depot, customers] pass ``layers`` attention layers
-    with the visited customers masked out, and a linear head scores the nodes."""
+    [context(current node, load, time, flags), depot, customers not yet visited] pass ``layers``
+    attention layers, and a linear head scores the nodes.
+
+    With ``compact`` (the default) the customers left are gathered into the fewest token slots
+    the batch needs (as LEHD drops the visited nodes), the rest of a row padded and masked; with
+    ``compact = False`` every customer keeps its slot and the visited ones are masked. The layers
+    have no positional encoding, so the two compute the same scores (tests/mtl_kd); the compact
+    one does less work as the tour fills."""
 
     def __init__(self, dim: int, layers: int, heads: int):
         super().__init__()
@@ -69,6 +75,7 @@ class Student(nn.Module):
         self.decoder = nn.ModuleList(nn.TransformerEncoderLayer(dim, heads, 2 * dim, dropout=0.0, batch_first=True)
                                      for _ in range(layers))
         self.head = nn.Linear(dim, 1)
+        self.compact = True
 
     def encode(self, feat):
         return {"h": self.embed(feat)}
@@ -76,15 +83,30 @@ class Student(nn.Module):
     def logits(self, cache, env):
         h = cache["h"]
         b, p = env.cur.shape
-        m = h.shape[1]
+        m, d = h.shape[1], h.shape[-1]
         ctx = self.context(torch.cat([h[env.bidx, env.cur], env.state()], -1))            # (B, P, d)
-        tok = torch.cat([ctx[:, :, None], h[:, None].expand(b, p, m, h.shape[-1])], 2)   # (B, P, 1+M, d)
-        tok = tok.reshape(b * p, m + 1, -1)
-        hide = torch.cat([torch.zeros(b, p, 2, dtype=torch.bool, device=h.device), env.visited[:, :, 1:]],
-                         -1).reshape(b * p, m + 1)
+        left = ~env.visited[:, :, 1:]                                                       # (B, P, n)
+        if self.compact:
+            k = int(left.sum(-1).max())
+            slot = torch.argsort((~left).to(torch.int8), dim=-1, stable=True)[..., :k]     # customers left first
+            live = left.gather(-1, slot)                                                    # (B, P, K)
+            node = slot + 1
+            cust = h[env.bidx[..., None], node]                                             # (B, P, K, d)
+        else:
+            node, live = None, left
+            cust = h[:, None, 1:].expand(b, p, m - 1, d)
+        tok = torch.cat([ctx[:, :, None], h[:, None, :1].expand(b, p, 1, d), cust], 2)  # (B, P, 2+K, d)
+        width = tok.shape[2]
+        tok = tok.reshape(b * p, width, d)
+        hide = torch.cat([torch.zeros(b, p, 2, dtype=torch.bool, device=h.device), ~live], -1).reshape(b * p, width)
         for layer in self.decoder:
             tok = layer(tok, src_key_padding_mask=hide)
-        score = self.head(tok[:, 1:]).reshape(b, p, m)
+        score = self.head(tok[:, 1:]).reshape(b, p, width - 1)
+        if node is not None:                   # back to one score per node
+            cust_score = score[..., 1:].masked_fill(~live, -math.inf)
+            full = torch.full((b, p, m), -math.inf, dtype=score.dtype, device=score.device)
+            full[..., :1] = score[..., :1]
+            score = full.scatter(-1, node, cust_score)
         return score.masked_fill(~env.mask(), -math.inf)
 
 
@@ -138,7 +160,7 @@ def rollout(model, inst: dict, pomo: int, greedy: bool, gen=None, record: bool =
         if greedy:
             a = score.argmax(-1)
         else:
-            a = torch.multinomial(lp.exp().reshape(-1, env.M), 1, generator=gen).reshape(env.B, pomo)
+            a = sample(lp.exp(), gen)
         if record:
             states.append({"cur": env.cur.clone(), "load": env.load.clone(), "time": env.time.clone(),
                            "visited": env.visited.clone(), "probs": lp.exp().detach()})
@@ -148,6 +170,15 @@ def rollout(model, inst: dict, pomo: int, greedy: bool, gen=None, record: bool =
     else:
         raise RuntimeError(f"rollout did not finish in {limit} moves")
     return env.cost, logp, torch.stack(actions, -1), states
+
+
+def sample(probs, gen):
+    """One draw from each row's distribution over the last axis, by the inverse CDF (one uniform
+    a row from ``gen``): faster than ``torch.multinomial`` on CPU for these small rows."""
+    u = torch.rand(probs.shape[:-1] + (1,), generator=gen, device=probs.device, dtype=probs.dtype)
+    cdf = probs.cumsum(-1)
+    a = (cdf <= u * cdf[..., -1:]).sum(-1)                                   # cdf[a-1] <= v < cdf[a]
+    return torch.minimum(a, (probs > 0).long().cumsum(-1).argmax(-1))      # never past the last feasible node
 
 
 def solve(model, inst: dict, pomo: int | None = None, hidden=None):
@@ -161,10 +192,11 @@ def solve(model, inst: dict, pomo: int | None = None, hidden=None):
     return cost.min(-1).values.numpy(), routes
 
 
-def reinforce_step(model, opt, inst: dict, gen) -> float:
-    """One REINFORCE step with POMO's shared baseline (the mean over the n starts)."""
+def reinforce_step(model, opt, inst: dict, gen, starts: int | None = None) -> float:
+    """One REINFORCE step with POMO's shared baseline (the mean over the starts: ``starts`` of
+    them, the first customers in turn; by default every customer, n)."""
     n = inst["demand"].shape[1] - 1
-    cost, logp, _, _ = rollout(model, inst, n, greedy=False, gen=gen)
+    cost, logp, _, _ = rollout(model, inst, starts or n, greedy=False, gen=gen)
     adv = cost - cost.mean(-1, keepdim=True)
     loss = (adv.detach() * logp).mean()
     opt.zero_grad()
@@ -174,16 +206,17 @@ def reinforce_step(model, opt, inst: dict, gen) -> float:
     return float(cost.mean())
 
 
-def distill_step(student, opt, teachers: dict, insts: dict, gen, states_per_variant: int) -> float:
-    """One distillation step over every seen variant: each teacher samples its n-start rollouts
-    on a batch of its variant; ``states_per_variant`` of the visited states (those with more than
+def distill_step(student, opt, teachers: dict, insts: dict, gen, states_per_variant: int,
+                 starts: int | None = None) -> float:
+    """One distillation step over every seen variant: each teacher samples its multi-start
+    rollouts (``starts`` of them, by default n) on a batch of its variant; ``states_per_variant`` of the visited states (those with more than
     one feasible move) are drawn, and the student is fitted to the teacher's action distribution
     there (KL(teacher || student))."""
     losses = []
     for variant, inst in insts.items():
         n = inst["demand"].shape[1] - 1
         with torch.no_grad():
-            _, _, _, states = rollout(teachers[variant], inst, n, greedy=False, gen=gen, record=True)
+            _, _, _, states = rollout(teachers[variant], inst, starts or n, greedy=False, gen=gen, record=True)
         cat = {k: torch.cat([s[k] for s in states], 1) for k in states[0]}            # (B, T*P, ...)
         choices = (cat["probs"] > 0).sum(-1) > 1
         rows = torch.nonzero(choices, as_tuple=True)
@@ -209,9 +242,11 @@ def distill_step(student, opt, teachers: dict, insts: dict, gen, states_per_vari
 
 
 # ---- training loops (the train stage's, and benchmarks/mtl_kd/paper_gpu.py's) ------------------
-def train_teacher(variant: str, n: int, p, seed: int, k: int, device="cpu", progress=None, max_seconds=None):
+def train_teacher(variant: str, n: int, p, seed: int, k: int, device="cpu", progress=None, max_seconds=None,
+                  starts: int | None = None):
     """A teacher for ``variant`` by ``p.steps`` REINFORCE steps on ``device`` (fewer if
-    ``max_seconds`` of wall time run out first); (net, sampled-cost curve)."""
+    ``max_seconds`` of wall time run out first), each rolling out ``starts`` starts an instance
+    (by default n); (net, sampled-cost curve)."""
     import time
 
     torch.manual_seed(seed * 1000 + k)
@@ -221,7 +256,7 @@ def train_teacher(variant: str, n: int, p, seed: int, k: int, device="cpu", prog
     gen = torch.Generator(device=device).manual_seed(seed * 1000 + k)
     curve, t0 = [], time.perf_counter()
     for _ in range(p.steps):
-        curve.append(reinforce_step(net, opt, vrp.generate(variant, n, p.batch, rng), gen))
+        curve.append(reinforce_step(net, opt, vrp.generate(variant, n, p.batch, rng), gen, starts))
         if progress is not None:
             progress.update()
         if max_seconds is not None and time.perf_counter() - t0 > max_seconds:
@@ -229,9 +264,11 @@ def train_teacher(variant: str, n: int, p, seed: int, k: int, device="cpu", prog
     return net.eval(), curve
 
 
-def distill(teachers: dict, n: int, p, seed: int, device="cpu", progress=None, max_seconds=None):
+def distill(teachers: dict, n: int, p, seed: int, device="cpu", progress=None, max_seconds=None,
+            starts: int | None = None):
     """The student by ``p.steps`` distillation steps over every seen variant on ``device`` (fewer
-    if ``max_seconds`` of wall time run out first); (net, KL curve)."""
+    if ``max_seconds`` of wall time run out first), the teachers rolling out ``starts`` starts an
+    instance (by default n); (net, KL curve)."""
     import time
 
     torch.manual_seed(seed * 1000 + 99)
@@ -242,12 +279,41 @@ def distill(teachers: dict, n: int, p, seed: int, device="cpu", progress=None, m
     curve, t0 = [], time.perf_counter()
     for _ in range(p.steps):
         batch = {v: vrp.generate(v, n, p.batch, rng) for v in teachers}
-        curve.append(distill_step(net, opt, teachers, batch, gen, p.states_per_variant))
+        curve.append(distill_step(net, opt, teachers, batch, gen, p.states_per_variant, starts))
         if progress is not None:
             progress.update()
         if max_seconds is not None and time.perf_counter() - t0 > max_seconds:
             break
     return net.eval(), curve
+
+
+def train_control(variants: list, n: int, net_p, p, seed: int, device="cpu", progress=None,
+                  starts: int | None = None):
+    """The RL-only multi-task model (the musts' control, POMO-MTL's recipe): a light-decoder net
+    of the teachers' shape (``net_p``) trained by ``p.steps`` REINFORCE steps with POMO's shared
+    baseline, each step a batch of ``p.batch`` instances holding the same number of every variant
+    (the flags tell them apart, as they tell the student), ``starts`` starts an instance (by
+    default n); no teacher, no distillation. (net, sampled-cost curve)."""
+    torch.manual_seed(seed * 1000 + 50)
+    net = make("teacher", net_p).to(device)
+    opt = torch.optim.Adam(net.parameters(), lr=p.lr)
+    rng = np.random.default_rng([seed, 5])
+    gen = torch.Generator(device=device).manual_seed(seed * 1000 + 50)
+    per = p.batch // len(variants)
+    curve = []
+    for _ in range(p.steps):
+        batch = vrp.concat([vrp.generate(v, n, per, rng) for v in variants])
+        curve.append(reinforce_step(net, opt, batch, gen, starts))
+        if progress is not None:
+            progress.update()
+    return net.eval(), curve
+
+
+def swap_xy(inst: dict) -> dict:
+    """The instance mirrored on the diagonal (x and y swapped): every distance, demand and window
+    is the same, so a solution of one is a solution of the other at the same cost (one of POMO's
+    eight augmentations)."""
+    return {**inst, "xy": np.ascontiguousarray(inst["xy"][..., ::-1])}
 
 
 # ---- R3C: random reordering re-construction ---------------------------------------------------

@@ -49,9 +49,21 @@ class StudentParams(NetParams):
     states_per_variant: int = Field(ge=8, description="teacher-visited states a step distils, per variant")
 
 
+class ControlParams(Strict):
+    """The RL-only multi-task model (the musts' control): the teachers' light-decoder net trained
+    by REINFORCE on batches holding every seen variant, with the distilled student's whole
+    training budget (its teachers' and its own)."""
+    steps: int = Field(ge=1, description="REINFORCE steps: the teachers' steps together plus the student's")
+    batch: int = Field(ge=2, description="instances per step, the same number of each seen variant")
+    lr: float = Field(gt=0, le=1, description="Adam learning rate (searched on calibration seeds as the student's)")
+
+
 class TrainStep(Strict):
+    starts: int = Field(ge=1, description="POMO starts of every training rollout (teachers, the teachers' "
+                                          "rollouts that the student distils, the control); inference uses n")
     teacher: NetParams
     student: StudentParams
+    rl_mtl: ControlParams
 
 
 class EvaluateStep(Strict):
@@ -63,6 +75,27 @@ class MtlKdParams(Strict):
     prepare: PrepareStep
     train: TrainStep
     evaluate: EvaluateStep
+
+    @model_validator(mode="after")
+    def _control_budget(self) -> "MtlKdParams":
+        """The RL-only control gets the distilled student's whole training budget: as many
+        optimiser steps as the teachers and the student together, and as many training instances
+        (each rolled out from ``train.starts`` starts) as the teachers' REINFORCE and the
+        student's distillation drew together."""
+        t, s, c, k = self.train.teacher, self.train.student, self.train.rl_mtl, len(self.prepare.seen)
+        if self.train.starts > self.prepare.n:
+            raise ValueError(f"train.starts ({self.train.starts}) must be at most n ({self.prepare.n})")
+        if c.batch % k:
+            raise ValueError(f"train.rl_mtl.batch ({c.batch}) must hold the same number of each of the "
+                             f"{k} seen variants")
+        steps = k * t.steps + s.steps
+        instances = k * (t.steps * t.batch + s.steps * s.batch)
+        if c.steps != steps or c.steps * c.batch != instances:
+            raise ValueError(f"train.rl_mtl must get the distilled student's whole budget: {steps} steps "
+                             f"({k} x {t.steps} teacher + {s.steps} student) and {instances} instances "
+                             f"({k} x ({t.steps} x {t.batch} + {s.steps} x {s.batch})), got {c.steps} steps "
+                             f"of {c.batch} = {c.steps * c.batch}")
+        return self
 
 
 PARAMS = MtlKdParams

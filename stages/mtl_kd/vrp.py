@@ -18,6 +18,7 @@ HORIZON = 3.2        # depot closing time; > 2 sqrt(2) + SERVICE, so every custo
 SERVICE = 0.2        # service time of a customer in the TW variants
 CAPACITY = {20: 30, 50: 40, 100: 50}
 N_FEATURES = 7       # x, y, demand/capacity, tw start/H, tw end/H, open flag, tw flag
+KEYS = ("xy", "demand", "window", "capacity", "open", "tw")      # an instance's arrays
 
 
 def capacity_for(n: int) -> int:

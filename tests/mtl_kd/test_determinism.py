@@ -13,6 +13,7 @@ VOLATILE = ("data/mtl_kd/student_model/MLmodel",)
 def test_smoke_chain_reruns_to_the_same_outputs(rerun_study):
     out = rerun_study("mtl_kd", volatile=VOLATILE)
     m = out["metrics"]
+    assert sorted(m["per_seed"]) == ["0", "1"]                           # the smoke profile's verdict seeds
     assert m["infeasible_solutions"] == 0
     assert m["r3c"]["r3c_gap"] <= m["r3c"]["plain_gap"] + 1e-9          # accept-if-better never worsens
     assert m["seen"]["student_over_teacher"] > 0

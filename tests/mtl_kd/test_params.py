@@ -21,6 +21,19 @@ def test_heads_must_divide_dim(params_copy):
     assert "must be a multiple of heads" in params_error("mtl_kd", PARAMS, params_copy)
 
 
+def test_the_rl_only_control_must_get_the_students_whole_budget(params_copy):
+    params_copy["mtl_kd"]["default"]["train"]["rl_mtl"]["steps"] = 291
+    assert ("train.rl_mtl must get the distilled student's whole budget: 290 steps (3 x 80 teacher + 50 "
+            "student) and 6960 instances") in params_error("mtl_kd", PARAMS, params_copy)
+    params_copy["mtl_kd"]["default"]["train"]["rl_mtl"].update(steps=290, batch=25)
+    assert "must hold the same number of each of the 3 seen variants" in params_error("mtl_kd", PARAMS, params_copy)
+
+
+def test_training_starts_at_most_n(params_copy):
+    params_copy["mtl_kd"]["default"]["train"]["starts"] = 21
+    assert "train.starts (21) must be at most n (20)" in params_error("mtl_kd", PARAMS, params_copy)
+
+
 def test_evaluate_without_data_exits_2_naming_the_stage(tmp_path, stage_env, python_exe):
     stops_without_input(tmp_path, "stages.mtl_kd.evaluate",
                         "data/mtl_kd/testsets (made by stage mtl_kd-prepare) is missing; "
