@@ -81,6 +81,16 @@ def build_model(n_components: int, latent: int, hidden: int, sigma_x: float):
     return MixtureCVAE()
 
 
+def initial_model(p, seed: int):
+    """The mixture as :func:`train_model` starts it for ``seed``: built under
+    ``torch.manual_seed(seed)``. Untrained, it is the control arm ``blind`` of evaluate (Refine on
+    a Morph that learned nothing). ``p``: n_components, latent, hidden, sigma_x."""
+    import torch
+
+    torch.manual_seed(seed)
+    return build_model(p.n_components, p.latent, p.hidden, p.sigma_x)
+
+
 def train_model(x: np.ndarray, c: np.ndarray, p, seed: int, progress: bool = True):
     """Fit the mixture on rows (x, c) with Adam; returns (model, losses per step)."""
     import torch
@@ -88,8 +98,7 @@ def train_model(x: np.ndarray, c: np.ndarray, p, seed: int, progress: bool = Tru
 
     from stages.common.optim import Adam
 
-    torch.manual_seed(seed)
-    model = build_model(p.n_components, p.latent, p.hidden, p.sigma_x)
+    model = initial_model(p, seed)
     opt = Adam(model.parameters(), lr=p.lr)
     xt, ct = torch.tensor(x, dtype=torch.float32), torch.tensor(c, dtype=torch.float32)
     g = torch.Generator().manual_seed(seed)
@@ -104,15 +113,17 @@ def train_model(x: np.ndarray, c: np.ndarray, p, seed: int, progress: bool = Tru
     return model.eval(), losses
 
 
-def refine(inst: Instance, model, feats: np.ndarray, forge_delta: np.ndarray, p, fp, seed: int,
+def refine(inst: Instance, model, feats: np.ndarray, forge_delta: np.ndarray, p, fp, seed,
            use_policy: bool = True) -> dict:
     """Refine on one instance: a Gaussian policy N(mu, sigma^2) over each edge's latent, decoded
     by the edge's most likely component, repaired to feasibility (path stressing + trim); REINFORCE
     with a mean baseline on reward -cost / cost(Forge). With ``use_policy=False`` the same number
     of latents are drawn from the prior N(0, I) with no update (the Morph-only ablation).
-    ``p``: the refine params, ``fp``: the Forge params (the repair's path stressing).
-    Returns the best feasible perturbation seen (Forge's included), the cost of the very first
-    sample (one Morph sample, repaired: an ablation) and the curve of batch bests."""
+    ``p``: the refine params, ``fp``: the Forge params (the repair's path stressing); ``seed``:
+    an int or a list of ints (numpy's default_rng). Evaluates ``p.iterations * p.batch`` repaired
+    samples. Returns the best feasible perturbation seen (Forge's included), the very first
+    sample (one Morph sample, repaired: an ablation) and its cost, and the curve of the best cost
+    seen after each batch (Forge's included)."""
     import torch
 
     rng = np.random.default_rng(seed)
@@ -123,7 +134,7 @@ def refine(inst: Instance, model, feats: np.ndarray, forge_delta: np.ndarray, p,
     mu, sigma = np.zeros((m, dz)), float(p.sigma0)
     ref = max(inst.cost(forge_delta), 1e-9)
     best, best_cost = forge_delta.copy(), inst.cost(forge_delta)
-    first_sample_cost, curve = None, []
+    first_sample, first_sample_cost, curve = None, None, []
     for _ in range(p.iterations):
         eps = rng.standard_normal((p.batch, m, dz))
         z = mu[None] + sigma * eps
@@ -134,18 +145,18 @@ def refine(inst: Instance, model, feats: np.ndarray, forge_delta: np.ndarray, p,
         for j in range(p.batch):
             delta = repair(inst, np.maximum(x[j], 0.0) * inst.T, fp.step_frac, fp.credit)
             costs[j] = inst.cost(delta)
-            if first_sample_cost is None:
-                first_sample_cost = costs[j]
+            if first_sample is None:
+                first_sample, first_sample_cost = delta, costs[j]
             if costs[j] < best_cost - 1e-9:
                 best, best_cost = delta, costs[j]
-        curve.append(float(costs.min()))
+        curve.append(float(best_cost))
         if use_policy:
             r = -costs / ref
             adv = (r - r.mean()) / (r.std() + 1e-8)
             mu = mu + p.lr * np.einsum("b,bmd->md", adv, eps) / (p.batch * sigma)
             sigma = max(sigma * p.sigma_decay, 0.05)
-    return {"delta": best, "cost": float(best_cost), "first_sample_cost": float(first_sample_cost),
-            "curve": curve}
+    return {"delta": best, "cost": float(best_cost), "first_sample": first_sample,
+            "first_sample_cost": float(first_sample_cost), "curve": curve}
 
 
 def decode_mean(model, feats: np.ndarray) -> np.ndarray:
@@ -178,15 +189,21 @@ def save_mlflow(target, model, p) -> None:
         save_pyfunc(target, Path(__file__).with_name("pyfunc.py"), {"weights": weights, "config": config})
 
 
-def load_weights(weights: str, config: str):
-    """The mixture that :func:`save_mlflow` wrote (weights loaded with weights_only)."""
+def read_config(config: str) -> dict:
+    """The sizes :func:`save_mlflow` wrote (``config.json``), checked against this code's features."""
     import json
-
-    import torch
 
     cfg = json.loads(open(config).read())
     if cfg["n_features"] != N_FEATURES:
         raise ValueError(f"{config}: the model was trained on {cfg['n_features']} features, this code makes {N_FEATURES}")
+    return cfg
+
+
+def load_weights(weights: str, config: str):
+    """The mixture that :func:`save_mlflow` wrote (weights loaded with weights_only)."""
+    import torch
+
+    cfg = read_config(config)
     model = build_model(cfg["n_components"], cfg["latent"], cfg["hidden"], cfg["sigma_x"])
     model.load_state_dict(torch.load(weights, weights_only=True))
     return model.eval()
@@ -198,3 +215,13 @@ def load_model_dir(model_dir) -> object:
 
     art = Path(model_dir) / "artifacts"
     return load_weights(str(art / "weights.pt"), str(art / "config.json"))
+
+
+def untrained_like(model_dir, seed: int):
+    """The mixture of the MLflow model folder ``model_dir`` as it was before training on ``seed``
+    (:func:`initial_model` with the folder's sizes): the ``blind`` control arm."""
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    cfg = read_config(str(Path(model_dir) / "artifacts" / "config.json"))
+    return initial_model(SimpleNamespace(**cfg), seed).eval()

@@ -228,6 +228,17 @@ def forge(inst: Instance, step_frac: float = 0.05, credit: float = 0.25) -> np.n
     return repair(inst, np.zeros(inst.m), step_frac, credit)
 
 
+def greedy_repair(inst: Instance, delta: np.ndarray) -> np.ndarray:
+    """The classical baseline's repair: the greedy from any non-negative ``delta``, then
+    :func:`trim` (the same trim as Forge's)."""
+    return trim(inst, greedy_pathperturb(inst, np.maximum(delta, 0.0)))
+
+
+def greedy_trim(inst: Instance) -> np.ndarray:
+    """The greedy baseline as the claims compare with it: the greedy from zero, then :func:`trim`."""
+    return greedy_repair(inst, np.zeros(inst.m))
+
+
 # ---------------------------------------------------------------- instances
 def make_graph(family: str, n: int, rng: np.random.Generator):
     """A connected networkx graph of about ``n`` nodes, relabelled 0..n'-1."""
@@ -275,15 +286,22 @@ def make_instance(name: str, family: str, n: int, tau: float, rng: np.random.Gen
 
 
 def local_search(inst: Instance, start: np.ndarray, tries: int, rng: np.random.Generator,
-                 step_frac: float = 0.05, credit: float = 0.25) -> np.ndarray:
+                 step_frac: float = 0.05, credit: float = 0.25, fix=None, trace: list | None = None) -> np.ndarray:
     """Improve a feasible ``start`` by random restarts around it: each raised edge is dropped with
-    probability 0.3, else scaled by exp(N(0, 0.5^2)); then :func:`repair`. Keeps the cheapest.
-    (How the training labels are refined from Forge's solutions.)"""
+    probability 0.3, else scaled by exp(N(0, 0.5^2)); then repaired, by ``fix(inst, delta)`` if
+    given, else by :func:`repair` (Forge's path stressing + trim). Keeps the cheapest; ``tries``
+    repaired candidates are evaluated. (How the training labels are refined from Forge's
+    solutions; with ``tries`` = Refine's samples, the non-generative search at Hephaestus's
+    evaluation budget: from Forge, the control ``forge_search``; from the trimmed greedy with
+    :func:`greedy_repair`, the classical ``greedy_search``.) ``trace``, if given, gets the best
+    cost after each candidate."""
     best, best_cost = np.array(start, dtype=float), inst.cost(start)
     for _ in range(tries):
         cand = best * np.exp(0.5 * rng.standard_normal(inst.m)) * (rng.random(inst.m) >= 0.3)
-        cand = repair(inst, cand, step_frac, credit)
+        cand = fix(inst, cand) if fix is not None else repair(inst, cand, step_frac, credit)
         c = inst.cost(cand)
         if c < best_cost - 1e-9:
             best, best_cost = cand, c
+        if trace is not None:
+            trace.append(best_cost)
     return best

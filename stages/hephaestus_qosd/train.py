@@ -1,18 +1,21 @@
-"""hephaestus_qosd train: Forge and Morph on the training graphs.
+"""hephaestus_qosd train: Forge and Morph on the training graphs, per verdict seed.
 
-For every training graph and cost kind: Forge (path stressing + trim) gives a feasible
-perturbation; a local search (random restarts around it, repaired) refines it into the training
-label; each edge is one row (its features, its label's raise over T). The mixture of conditional
-VAEs is fitted to the rows (Adam), saved as an MLflow pyfunc model, logged and registered.
+For every verdict seed (``ctx.seeds``, one after another in this process), every training graph
+of that seed and every cost kind: Forge (path stressing + trim) gives a feasible perturbation; a
+local search (random restarts around it, repaired; draws from ``rng(seed, 1)``) refines it into the
+training label; each edge is one row (its features, its label's raise over T). The seed's mixture
+of conditional VAEs (initialised and batched from the seed) is fitted to its rows (Adam) and saved
+as an MLflow pyfunc model; the first seed's is logged and registered.
 
-Outputs: data/hephaestus_qosd/model (MLflow model folder) and reports/hephaestus_qosd/train.json.
+Outputs: data/hephaestus_qosd/models/seed_<s> (MLflow model folders) and
+reports/hephaestus_qosd/train.json (per seed).
 """
 from __future__ import annotations
 
-from stages.common.runtime.stage import stage
+from stages.common.runtime.stage import fail, stage
 
 from .params import PARAMS
-from .paths import INSTANCES, MODEL, TRAIN_METRICS
+from .paths import INSTANCES, MODELS, TRAIN_METRICS, model_dir
 
 
 def training_rows(graphs: list, costs: list[str], forge_p, label_tries: int, rng, progress: bool = True):
@@ -35,43 +38,72 @@ def training_rows(graphs: list, costs: list[str], forge_p, label_tries: int, rng
     return np.concatenate(xs).astype(np.float32), np.concatenate(cs), gains
 
 
+def train_seed(graphs: list, costs: list[str], p, fp, seed: int, progress: bool = True) -> dict:
+    """One verdict seed's labels and Morph: ``{"model", "losses", "figures", "cpu"}``; depends on
+    ``seed`` alone (labels from ``rng(seed, 1)``, the CVAE from :func:`cvae.train_model`)."""
+    import time
+
+    import numpy as np
+
+    from stages.common.seeds import rng
+
+    from .cvae import train_model
+
+    t0 = time.process_time()
+    x, c, gains = training_rows(graphs, costs, fp, p.label_tries, rng(seed, 1), progress)
+    label_s = time.process_time() - t0
+    t0 = time.process_time()
+    model, losses = train_model(x, c, p, seed, progress)
+    cvae_s = time.process_time() - t0
+    figures = {"rows": int(len(x)), "instances": len(gains), "label_cost_over_forge_mean": float(np.mean(gains)),
+               "loss_first": losses[0], "loss_last50_mean": float(np.mean(losses[-50:]))}
+    return {"model": model, "losses": losses, "figures": figures, "cpu": {"label": label_s, "cvae": cvae_s}}
+
+
 def main() -> None:
     with stage("hephaestus_qosd", "train", PARAMS) as ctx:
         import json
-        import time
-
-        import numpy as np
+        import shutil
 
         from stages.common.device import limit_threads
         from stages.common.io import write_json
+        from stages.common.seeds import per_seed_metrics, run_seeds
 
-        from .cvae import save_mlflow, train_model
+        from .cvae import save_mlflow
         from .qosd import Instance
 
         limit_threads()        # one torch/BLAS thread: tiny MLPs and Dijkstras gain nothing from two
 
         data = json.loads(ctx.path(INSTANCES).read_text())
-        graphs = [Instance.from_dict(d) for d in data["train"]]
         p, fp = ctx.params.train, ctx.params.forge
-        rng = np.random.default_rng([ctx.seed, 1])
-        t0 = time.process_time()
-        x, c, gains = training_rows(graphs, data["costs"], fp, p.label_tries, rng)
-        label_s = time.process_time() - t0
-        t0 = time.process_time()
-        model, losses = train_model(x, c, p, ctx.seed)
-        train_s = time.process_time() - t0
-        ctx.run.log_curve("train.loss", losses)
-        save_mlflow(ctx.path(MODEL), model, p)
-        ctx.run.log_model(ctx.path(MODEL), "morph", params={"rows": len(x), **p.model_dump()})
-        write_json(ctx.path(TRAIN_METRICS), {
-            "rows": int(len(x)), "instances": len(gains), "label_cost_over_forge_mean": float(np.mean(gains)),
-            "loss_first": losses[0], "loss_last50_mean": float(np.mean(losses[-50:]))})
+        missing = [s for s in ctx.seeds if str(s) not in data.get("seeds", {})]
+        if missing:
+            fail(f"{INSTANCES} has no graphs for verdict seeds {missing}; run "
+                 f"`dvc repro stages/hephaestus_qosd/dvc.yaml:hephaestus_qosd-prepare`")
+        shutil.rmtree(ctx.path(MODELS), ignore_errors=True)      # no model of another profile's seeds stays
+
+        def one(seed: int) -> dict:
+            graphs = [Instance.from_dict(d) for d in data["seeds"][str(seed)]["train"]]
+            out = train_seed(graphs, data["costs"], p, fp, seed)
+            save_mlflow(ctx.path(model_dir(seed)), out["model"], p)
+            return out
+
+        out = run_seeds(ctx.seeds, one, what="seed")
+        first = ctx.seeds[0]
+        ctx.run.log_curve("train.loss", out[first]["losses"])
+        ctx.run.log_model(ctx.path(model_dir(first)), "morph",
+                          params={"seed": first, "rows": out[first]["figures"]["rows"], **p.model_dump()})
+        write_json(ctx.path(TRAIN_METRICS), per_seed_metrics({s: o["figures"] for s, o in out.items()}))
         # timings vary run to run: MLflow metrics, not the (deterministic) metrics file
-        timing = {"label_cpu_s": label_s, "cvae_cpu_s": train_s, "cvae_steps_per_cpu_s": p.steps / max(train_s, 1e-9)}
-        ctx.run.log_metrics(timing)
-        print(f"  {len(x)} edge rows from {len(gains)} instances; labels cost {np.mean(gains):.3f} x Forge; "
-              f"loss {losses[0]:.3f} -> {np.mean(losses[-50:]):.3f}; CPU s: labels {label_s:.1f}, CVAE {train_s:.1f} "
-              f"({timing['cvae_steps_per_cpu_s']:.0f} steps/s)", flush=True)
+        cpu = {k: sum(o["cpu"][k] for o in out.values()) for k in ("label", "cvae")}
+        ctx.run.log_metrics({"label_cpu_s": cpu["label"], "cvae_cpu_s": cpu["cvae"],
+                             "cvae_steps_per_cpu_s": p.steps * len(out) / max(cpu["cvae"], 1e-9)})
+        for s, o in out.items():
+            f = o["figures"]
+            print(f"  seed {s}: {f['rows']} edge rows from {f['instances']} instances; labels cost "
+                  f"{f['label_cost_over_forge_mean']:.3f} x Forge; loss {f['loss_first']:.3f} -> {f['loss_last50_mean']:.3f}",
+                  flush=True)
+        print(f"  CPU s over {len(out)} seeds: labels {cpu['label']:.1f}, CVAE {cpu['cvae']:.1f}", flush=True)
 
 
 if __name__ == "__main__":

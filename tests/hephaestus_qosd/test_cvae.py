@@ -55,6 +55,26 @@ def test_refine_feasible_and_no_worse_than_forge():
         fd = qosd.forge(inst)
         out = cvae.refine(inst, model, cvae.edge_features(inst, fd), fd, rp, fp, seed=0)
         assert qosd.is_feasible(inst, out["delta"]) and out["cost"] <= inst.cost(fd) + 1e-9
-        assert len(out["curve"]) == 2
+        assert qosd.is_feasible(inst, out["first_sample"])
+        assert out["first_sample_cost"] == pytest.approx(inst.cost(out["first_sample"]))
+        assert len(out["curve"]) == 2 and out["curve"][-1] == out["cost"] and out["curve"][0] >= out["curve"][1]
         again = cvae.refine(inst, model, cvae.edge_features(inst, fd), fd, rp, fp, seed=0)
         assert again["cost"] == out["cost"]                     # seeded
+
+
+def test_training_starts_from_the_initial_model_and_blind_is_it(tmp_path):
+    """The blind arm is the seed's mixture before training: train_model starts from
+    initial_model(seed) (with a learning rate of 1e-30, below the float32 resolution of every
+    weight, the weights stay there), and untrained_like rebuilds it from a saved model's sizes."""
+    import torch
+
+    x, c = toy_rows(100)
+    still, _ = cvae.train_model(x, c, NS(**{**vars(P), "lr": 1e-30, "steps": 2}), seed=7, progress=False)
+    start = cvae.initial_model(P, 7)
+    for k, v in start.state_dict().items():
+        assert torch.equal(v, still.state_dict()[k]), k
+    trained, _ = cvae.train_model(x, c, NS(**{**vars(P), "steps": 5}), seed=7, progress=False)
+    cvae.save_mlflow(tmp_path / "m", trained, P)
+    blind = cvae.untrained_like(tmp_path / "m", 7)
+    assert all(torch.equal(v, start.state_dict()[k]) for k, v in blind.state_dict().items())
+    assert not all(torch.equal(v, trained.state_dict()[k]) for k, v in blind.state_dict().items())
