@@ -5,14 +5,19 @@ import json
 from pathlib import Path
 
 
+ARCH = ("d_model", "heads", "enc_layers", "dec_layers", "entities", "pointer")
+
+
 def config_of(p) -> dict:
-    return {"d_model": p.d_model, "heads": p.heads, "enc_layers": p.enc_layers, "dec_layers": p.dec_layers}
+    return {k: getattr(p, k) for k in ARCH}
 
 
 def build(cfg: dict):
-    from .model import Seq2Seq
+    from types import SimpleNamespace
 
-    return Seq2Seq(d=cfg["d_model"], heads=cfg["heads"], enc_layers=cfg["enc_layers"], dec_layers=cfg["dec_layers"])
+    from .core import make_model
+
+    return make_model(SimpleNamespace(**{k: cfg.get(k, False) for k in ARCH}))
 
 
 def load_model(weights: str | Path, config: str | Path):

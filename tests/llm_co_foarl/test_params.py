@@ -20,3 +20,14 @@ def test_group_needs_two_samples(params_copy):
 def test_knapsack_size_is_bounded_by_the_number_tokens(params_copy):
     params_copy["llm_co_foarl"]["default"]["prepare"]["size"]["kp"] = 40
     assert "<= 20" in params_error("llm_co_foarl", PARAMS, params_copy)
+
+
+def test_the_pointer_term_needs_the_entity_states(params_copy):
+    params_copy["llm_co_foarl"]["default"]["train"]["entities"] = False
+    assert "pointer needs entities" in params_error("llm_co_foarl", PARAMS, params_copy)
+
+
+def test_the_data_seed_is_below_the_calibration_seeds(params_copy):
+    params_copy["llm_co_foarl"]["default"]["prepare"]["data_seed"] = 1000
+    msg = params_error("llm_co_foarl", PARAMS, params_copy)
+    assert "llm_co_foarl.default.prepare.data_seed" in msg and "< 1000" in msg
