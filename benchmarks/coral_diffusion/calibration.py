@@ -1,80 +1,100 @@
-"""Calibration of the coral_diffusion study: steps per CPU second of the DDPM training loop, then the
-two must checks (tail-head latent overlap, tail classifier accuracy) at a given size, with and without
-CORAL, on the long-tailed data and the balanced control. Prints CPU seconds (process time).
+"""coral_diffusion calibration, on calibration seeds only (>= 1000, never a verdict seed): the
+study's stages' own functions run each calibration seed as the pipeline runs a verdict seed
+(digits.prepare_seed, ddpm.train_stacked over arms.training_jobs, evaluate.evaluate_stack), and
+every claim's per-seed figure is judged as the ledger judges it (stages.common.inference.judge:
+the 90 % t-interval of the per-seed mean against the threshold), beside its control (the same
+figure of the ``shuffled`` arm: CORAL's term on labels shuffled over the training images):
 
-    nice -n 19 python benchmarks/coral_diffusion/calibration.py --steps 1500 --seeds 0 1 2
+* tail accuracy gain, CORAL - DDPM (the must) and shuffled - DDPM (its control);
+* overlap drop, diversity gain, Fréchet drop (CORAL and control); the balanced-control figures.
 
-``--smoke`` runs it at tiny sizes in seconds (what CI runs): a few steps of a tiny DDPM, one seed.
+    nice -n 10 python -m benchmarks.coral_diffusion.calibration [--seeds 1000,...] [--set train.coral_weight=0.2]
+    ``--smoke`` runs it at the smoke profile's sizes in seconds (what CI runs).
+
+``--set key=JSON`` changes a param of the profile (dotted under it, e.g. ``train.class_in_encoder=true``)
+to try a design on calibration seeds; the stages' params are not touched. Prints CPU seconds.
 """
 from __future__ import annotations
 
-import argparse
+import sys
 import time
+from pathlib import Path
 
-import numpy as np
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))   # the repository, for benchmarks.common
+
+from benchmarks.common.calibration import parse_seeds, seed_parser, study_params  # noqa: E402
+
+# (figure, control figure or None, op): the claims' figures (stages/coral_diffusion/claims.yaml)
+CHECKS = [("lt.tail_accuracy_gain", "lt.shuffled_tail_accuracy_gain"),
+          ("lt.overlap_drop", "lt.shuffled_overlap_drop"),
+          ("lt.tail_diversity_gain", "lt.shuffled_tail_diversity_gain"),
+          ("lt.tail_frechet_drop", "lt.shuffled_tail_frechet_drop"),
+          ("imbalance_overlap_excess", None), ("control_overlap_drop_shrink", None)]
+CONTEXT = ["lt.ddpm.tail_accuracy", "lt.coral.tail_accuracy", "lt.shuffled.tail_accuracy", "lt.ddpm.overlap",
+           "lt.coral.overlap", "lt.shuffled.overlap", "lt.ddpm.head_accuracy", "lt.coral.head_accuracy",
+           "lt.shuffled.head_accuracy", "lt.ddpm.tail_coverage", "lt.coral.tail_coverage", "bal.ddpm.overlap",
+           "bal.overlap_drop", "bal.tail_accuracy_gain"]
+
+
+def run(p, seeds: list[int], progress: bool = True) -> tuple[dict, dict]:
+    """({seed: the evaluate stage's figures}, CPU seconds by phase) for ``seeds`` at params ``p``."""
+    from tqdm import tqdm
+
+    from stages.coral_diffusion import digits
+    from stages.coral_diffusion.arms import jobs_of, training_jobs
+    from stages.coral_diffusion.ddpm import model_config, train_stacked
+    from stages.coral_diffusion.evaluate import evaluate_stack
+
+    cpu = {}
+    t0 = time.process_time()
+    x, y = digits.load()
+    prepared = {s: digits.prepare_seed(x, y, p.prepare, s) for s in seeds}
+    data, clfs = {s: v[0] for s, v in prepared.items()}, {s: v[1] for s, v in prepared.items()}
+    cpu["prepare"] = time.process_time() - t0
+    tp = p.train
+    with tqdm(total=tp.steps, desc="train", mininterval=5, disable=not progress) as bar:
+        P, _, _ = train_stacked(training_jobs(data, seeds), T=tp.T, hidden=tp.hidden, bottleneck=tp.bottleneck,
+                                proj=tp.proj, label_init=tp.label_init, class_in_encoder=tp.class_in_encoder,
+                                steps=tp.steps, batch=tp.batch, lr=tp.lr, coral_weight=tp.coral_weight,
+                                temperature=tp.temperature, time_scale=tp.time_scale, progress=bar.update)
+    cpu["train"] = time.process_time() - t0 - cpu["prepare"]
+    with tqdm(desc="sample", mininterval=5, disable=not progress) as bar:
+        results, _, _ = evaluate_stack(P, jobs_of(seeds), data, clfs, p.evaluate,
+                                       model_config(tp, p.evaluate.sample_steps), progress=bar.update)
+    cpu["evaluate"] = time.process_time() - t0 - cpu["prepare"] - cpu["train"]
+    return results, cpu
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--steps", type=int, default=1500)
-    ap.add_argument("--hidden", type=int, default=256)
-    ap.add_argument("--bottleneck", type=int, default=32)
-    ap.add_argument("--batch", type=int, default=128)
-    ap.add_argument("--T", type=int, default=100)
-    ap.add_argument("--sample-steps", type=int, default=25)
-    ap.add_argument("--n-max", type=int, default=140)
-    ap.add_argument("--ratio", type=float, default=20.0)
-    ap.add_argument("--weights", type=float, nargs="+", default=[0.5])
-    ap.add_argument("--time-scale", type=float, default=0.3)
-    ap.add_argument("--temp", type=float, default=0.1)
-    ap.add_argument("--lr", type=float, default=2e-3)
-    ap.add_argument("--per-class", type=int, default=100)
-    ap.add_argument("--label-init", type=float, default=0.02)
-    ap.add_argument("--class-in-encoder", type=int, default=1)
-    ap.add_argument("--seeds", type=int, nargs="+", default=[0])
-    ap.add_argument("--no-control", action="store_true")
-    ap.add_argument("--smoke", action="store_true", help="tiny sizes: checks the script still runs (CI)")
-    a = ap.parse_args()
-    if a.smoke:  # tiny sizes; options given explicitly still win
-        ap.set_defaults(steps=5, hidden=16, bottleneck=8, batch=16, T=10, sample_steps=2, per_class=3)
-        a = ap.parse_args()
+    ap = seed_parser(__doc__, sets=True)
+    a, seeds = parse_seeds(ap)
 
+    from stages.common.claims import lookup
     from stages.common.device import limit_threads
+    from stages.common.inference import judge
+    from stages.coral_diffusion.params import PARAMS
 
     limit_threads(1)
-    from stages.coral_diffusion import ddpm, digits
-    from stages.common.samples import mean_pairwise_distance
-    from stages.coral_diffusion.measures import knn_overlap, pair_overlap
+    p = study_params("coral_diffusion", PARAMS, a)
+    results, cpu = run(p, seeds)
 
-    x, y = digits.load()
-    head, tail = [0, 1, 2], [7, 8, 9]
-    for seed in a.seeds:
-        d = digits.split(x, y, 30, a.n_max, a.ratio, seed)
-        clf = digits.fit_classifier(d["pool_x"], d["pool_y"], 64, seed)
-        print(f"seed {seed}: counts {d['counts'].tolist()}; classifier test acc {clf.score(d['test_x'], d['test_y']):.3f}")
-        sets = [("lt", d["lt_x"], d["lt_y"])] + ([] if a.no_control else [("bal", d["bal_x"], d["bal_y"])])
-        for name, tx, ty in sets:
-            for w in [0.0] + a.weights:
-                t0 = time.process_time()
-                model, dl, cl = ddpm.train_ddpm(tx, ty, T=a.T, hidden=a.hidden, bottleneck=a.bottleneck, proj=32, label_init=a.label_init, class_in_encoder=bool(a.class_in_encoder),
-                                                steps=a.steps, batch=a.batch, lr=a.lr, coral_weight=w,
-                                                temperature=a.temp, time_scale=a.time_scale, seed=seed)
-                tt = time.process_time() - t0
-                t0 = time.process_time()
-                labels = np.repeat(np.arange(10), a.per_class)
-                gen = ddpm.sample(model, labels, T=a.T, sample_steps=a.sample_steps, seed=seed + 100)
-                ts = time.process_time() - t0
-                pred = clf.predict(gen)
-                acc = {c: float((pred[labels == c] == c).mean()) for c in range(10)}
-                f = ddpm.bottleneck_features(model, d["test_x"], d["test_y"], [0.1, 0.3, 0.5, 0.7, 0.9], T=a.T, seed=seed)
-                ovs = [knn_overlap(fi, d["test_y"], tail, head, 10) for fi in f]
-                ov = np.mean(ovs)
-                bcs = [pair_overlap(fi, d["test_y"], tail, head) for fi in f]
-                div = np.mean([mean_pairwise_distance(gen[labels == c]) for c in tail])
-                print(f"  {name} w={w}: train {tt:.1f} cpu-s ({a.steps / tt:.0f} steps/s), sample {ts:.1f} s; "
-                      f"loss {np.mean(dl[-100:]):.4f}; overlap {ov:.3f} {np.round(ovs, 3).tolist()} BC {np.mean(bcs):.4f} {np.round(bcs, 4).tolist()}; tail acc {np.mean([acc[c] for c in tail]):.3f} "
-                      f"head acc {np.mean([acc[c] for c in head]):.3f}; tail div {div:.2f}; "
-                      f"per-class acc {[round(acc[c], 2) for c in range(10)]}", flush=True)
+    def per_seed(k):
+        return [float(lookup(results[s], k)) for s in seeds]
+
+    print(f"\nprofile {a.profile} {' '.join(a.set)}; calibration seeds {seeds}; CPU s "
+          + ", ".join(f"{k} {v:.1f}" for k, v in cpu.items()) + f" (total {sum(cpu.values()):.1f})")
+    print("figure (> 0 is the paper's direction): per seed, mean, 90% interval -> verdict")
+    for fig, ctl in CHECKS:
+        for label, k in (("", fig), ("  control ", ctl)):
+            if k is None:
+                continue
+            v = per_seed(k)
+            j = judge(v, ">", 0.0, "interval")
+            print(f"  {label}{k:38s} [{', '.join(f'{x:+.3f}' for x in v)}] mean {j.mean:+.3f} "
+                  f"[{j.interval[0]:+.3f}, {j.interval[1]:+.3f}] -> {j.verdict}")
+    print("context, per seed:")
+    for k in CONTEXT:
+        print(f"  {k:38s} [{', '.join(f'{x:.3f}' for x in per_seed(k))}]")
 
 
 if __name__ == "__main__":

@@ -62,3 +62,17 @@ def classifier_predict(coefs: list, intercepts: list, x) -> np.ndarray:
     """The classifier's labels from its weights (same as MLPClassifier.predict)."""
     h = classifier_features(coefs, intercepts, x)
     return np.argmax(h @ coefs[1] + intercepts[1], axis=1)
+
+
+def prepare_seed(x, y, p, seed: int) -> tuple[dict, dict, dict]:
+    """One seed's data (prepare params ``p``): (its split, its classifier's weights ``w1 b1 w2 b2``,
+    figures: the long-tailed counts, set sizes and the classifier's test accuracy). The split
+    draws with the seed, the classifier's initialisation too."""
+    d = split(x, y, p.test_per_class, p.n_max, p.ratio, seed)
+    clf = fit_classifier(d["pool_x"], d["pool_y"], p.classifier_hidden, seed)
+    acc = float(np.mean(classifier_predict(clf.coefs_, clf.intercepts_, d["test_x"]) == d["test_y"]))
+    weights = {"w1": clf.coefs_[0], "b1": clf.intercepts_[0], "w2": clf.coefs_[1], "b2": clf.intercepts_[1]}
+    counts = d["counts"].tolist()
+    figures = {"lt_counts": counts, "lt_total": int(sum(counts)), "control_per_class": int(min(counts)),
+               "n_test": int(len(d["test_y"])), "n_pool": int(len(d["pool_y"])), "classifier_test_accuracy": acc}
+    return d, weights, figures

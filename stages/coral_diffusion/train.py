@@ -1,23 +1,23 @@
-"""coral_diffusion train: four class-conditional DDPMs, with and without CORAL, on the long-tailed
-digits and on the balanced control.
+"""coral_diffusion train: for every verdict seed, five class-conditional DDPMs (stages/coral_diffusion/arms.py):
+on the long-tailed digits the plain DDPM, DDPM + CORAL and the control (CORAL's term on labels
+shuffled over the images), and on the balanced control data the plain DDPM and DDPM + CORAL.
 
-Every model starts from the same weights (same seed), sees the same step count, batch size and
-noise stream; the only difference between a pair is the supervised contrastive term on the
-bottleneck. The long-tailed pair is saved as MLflow pyfunc models (pyfunc.py: predict samples
-images for given classes and a seed), logged and registered; the control pair as state dicts.
+The models of one seed start from the same weights and see the same batches, steps and noise; the
+only difference between arms is the contrastive term on the bottleneck (and its labels). Every model
+of every seed trains at once, as one stack (ddpm.train_stacked: a leading model dimension, batched
+matrix products); each model's numbers are those it gets alone (tested). The first verdict seed's
+long-tailed DDPM and CORAL models are saved as MLflow pyfunc models, logged and registered; the
+whole stack as one file.
 
-Outputs: data/coral_diffusion/model_ddpm, data/coral_diffusion/model_coral (MLflow model folders),
-data/coral_diffusion/control.pt and reports/coral_diffusion/train.json.
+Outputs: data/coral_diffusion/models.pt, data/coral_diffusion/model_ddpm, data/coral_diffusion/model_coral
+(MLflow model folders) and reports/coral_diffusion/train.json.
 """
 from __future__ import annotations
 
 from stages.common.runtime.stage import stage
 
 from .params import PARAMS
-from .paths import CONTROL, DATA, MODEL_CORAL, MODEL_DDPM, TRAIN_METRICS
-
-METHODS = ("ddpm", "coral")
-SETS = ("lt", "bal")
+from .paths import DATA, MODEL_CORAL, MODEL_DDPM, MODELS, TRAIN_METRICS
 
 
 def main() -> None:
@@ -26,47 +26,62 @@ def main() -> None:
 
         import numpy as np
         import torch
+        from tqdm import tqdm
 
         from stages.common.device import limit_threads, select_device
         from stages.common.io import atomic_path, write_json
 
-        from .ddpm import model_config, save_mlflow, train_ddpm
+        from .arms import jobs_of, key, seed_data, training_jobs
+        from .ddpm import build_model, model_config, save_mlflow, train_stacked, unstack_state
 
-        limit_threads()     # one thread: a 128-wide MLP on batches of 128 gains nothing from a busy second core
-        d = np.load(ctx.path(DATA))
-        p = ctx.params.train
+        limit_threads()     # one thread: batched products of this size gain little from a busy second core
+        p, seeds = ctx.params.train, ctx.seeds
+        arrays = np.load(ctx.path(DATA))
+        data = {s: seed_data(arrays, s) for s in seeds}
+        jobs, names = training_jobs(data, seeds), jobs_of(seeds)
         device = select_device(ctx.common.device)
-        models, summary, timing = {}, {}, {}
-        for name in SETS:
-            for method in METHODS:
-                t0 = time.process_time()
-                model, dl, cl = train_ddpm(
-                    d[f"{name}_x"], d[f"{name}_y"], T=p.T, hidden=p.hidden, bottleneck=p.bottleneck, proj=p.proj,
-                    label_init=p.label_init, class_in_encoder=p.class_in_encoder, steps=p.steps, batch=p.batch, lr=p.lr,
-                    coral_weight=p.coral_weight if method == "coral" else 0.0, temperature=p.temperature,
-                    time_scale=p.time_scale, seed=ctx.seed, device=device, progress=True, desc=f"{name}-{method}")
-                timing[f"{name}_{method}_cpu_s"] = time.process_time() - t0
-                models[name, method] = model
-                ctx.run.log_curve(f"{name}.{method}.diffusion_loss", dl[::10], steps=range(0, p.steps, 10))
-                if cl:
-                    ctx.run.log_curve(f"{name}.{method}.supcon_loss", cl[::10], steps=range(0, p.steps, 10))
-                tail = max(1, len(dl) // 10)
-                summary[f"{name}.{method}.diffusion_loss_last"] = float(np.mean(dl[-tail:]))
-                if cl:
-                    summary[f"{name}.{method}.supcon_loss_last"] = float(np.mean(cl[-tail:]))
-                print(f"  {name}/{method}: diffusion loss {np.mean(dl[:tail]):.4f} -> {np.mean(dl[-tail:]):.4f}"
-                      + (f", SupCon {np.mean(cl[:tail]):.3f} -> {np.mean(cl[-tail:]):.3f}" if cl else "")
-                      + f"; {timing[f'{name}_{method}_cpu_s']:.1f} CPU s", flush=True)
+        t0 = time.process_time()
+        with tqdm(total=p.steps, desc=f"coral_diffusion: {len(jobs)} models ({len(seeds)} seeds) in one stack",
+                  mininterval=2, unit="step") as bar:
+            P, dl, cl = train_stacked(jobs, T=p.T, hidden=p.hidden, bottleneck=p.bottleneck, proj=p.proj,
+                                      label_init=p.label_init, class_in_encoder=p.class_in_encoder, steps=p.steps,
+                                      batch=p.batch, lr=p.lr, coral_weight=p.coral_weight, temperature=p.temperature,
+                                      time_scale=p.time_scale, device=device, progress=bar.update)
+        cpu_s = time.process_time() - t0
+        tail = max(1, p.steps // 10)
+        summary = {}
+        for i, (s, name, arm) in enumerate(names):
+            row = {"diffusion_loss_first": float(dl[:tail, i].mean()), "diffusion_loss_last": float(dl[-tail:, i].mean())}
+            if not np.isnan(cl[:, i]).all():
+                row.update(supcon_loss_first=float(cl[:tail, i].mean()), supcon_loss_last=float(cl[-tail:, i].mean()))
+            summary[key(s, name, arm).replace("|", "/")] = row
+            if s == seeds[0]:
+                ctx.run.log_curve(f"{name}.{arm}.diffusion_loss", dl[::10, i].tolist(), steps=range(0, p.steps, 10))
+                if "supcon_loss_last" in row:
+                    ctx.run.log_curve(f"{name}.{arm}.supcon_loss", cl[::10, i].tolist(), steps=range(0, p.steps, 10))
+        for s in seeds:
+            print(f"  seed {s}: " + "; ".join(
+                f"{name}/{arm} loss {summary[f'{s}/{name}/{arm}']['diffusion_loss_first']:.4f} -> "
+                f"{summary[f'{s}/{name}/{arm}']['diffusion_loss_last']:.4f}"
+                + (f", SupCon {summary[f'{s}/{name}/{arm}']['supcon_loss_last']:.3f}"
+                   if "supcon_loss_last" in summary[f"{s}/{name}/{arm}"] else "")
+                for s2, name, arm in names if s2 == s), flush=True)
 
         config = model_config(p, ctx.params.evaluate.sample_steps)
+        with atomic_path(ctx.path(MODELS)) as tmp:
+            torch.save({"config": config, "jobs": [list(n) for n in names], "stack": P}, tmp)
         for method, rel in (("ddpm", MODEL_DDPM), ("coral", MODEL_CORAL)):
-            save_mlflow(ctx.path(rel), models["lt", method], config)
+            model = build_model(p.hidden, p.bottleneck, p.proj, label_init=p.label_init,
+                                class_in_encoder=p.class_in_encoder)
+            model.load_state_dict(unstack_state(P, names.index((seeds[0], "lt", method))))
+            save_mlflow(ctx.path(rel), model.eval(), config)
             ctx.run.log_model(ctx.path(rel), f"{method}_long_tailed",
-                              params={"coral_weight": p.coral_weight if method == "coral" else 0.0, **config})
-        with atomic_path(ctx.path(CONTROL)) as tmp:
-            torch.save({"config": config, **{m: models["bal", m].state_dict() for m in METHODS}}, tmp)
-        ctx.run.log_metrics({**timing, "steps_per_cpu_s": 4 * p.steps / max(sum(timing.values()), 1e-9)})
-        write_json(ctx.path(TRAIN_METRICS), summary)
+                              params={"coral_weight": p.coral_weight if method == "coral" else 0.0,
+                                      "seed": seeds[0], **config})
+        ctx.run.log_metrics({"train_cpu_s": cpu_s, "model_steps_per_cpu_s": len(jobs) * p.steps / max(cpu_s, 1e-9)})
+        write_json(ctx.path(TRAIN_METRICS), {"models": summary, "steps": p.steps, "seeds": list(seeds)})
+        print(f"  {len(jobs)} models x {p.steps} steps in {cpu_s:.1f} CPU s "
+              f"({len(jobs) * p.steps / max(cpu_s, 1e-9):.0f} model-steps/s)", flush=True)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 """coral_diffusion's DDPM: the forward process against its closed form, the SupCon loss by hand,
-sampling's bad inputs and determinism, and the pyfunc round trip (tiny sizes)."""
+sampling's bad inputs and determinism, the stack (many models at once) against the single module,
+and the pyfunc round trip (tiny sizes)."""
 from __future__ import annotations
 
 import math
@@ -111,3 +112,93 @@ def test_supcon_matches_pytorch_metric_learning():
         z, y = torch.randn(64, 16, generator=g), torch.randint(0, 6, (64,), generator=g)
         want = pml.SupConLoss(temperature=0.1)(torch.nn.functional.normalize(z, dim=-1), y).item()
         assert ddpm.supcon_loss(z, y, 0.1).item() == pytest.approx(want, rel=1e-5)
+
+
+def _jobs():
+    from stages.coral_diffusion.arms import shuffled_labels
+
+    rng = np.random.default_rng(1)
+    x = rng.uniform(-1, 1, (40, 64)).astype(np.float32)
+    y = np.arange(40) % 10
+    return [{"x": x[:n], "y": y[:n], "seed": s, "con_y": c} for s in (3, 4) for n in (40, 30)
+            for c in (None, y[:n], shuffled_labels(y[:n], s))]
+
+
+def test_stack_round_trip_and_forward_match_the_module():
+    """stack_states / unstack_state give the state dicts back exactly, and the stack's forward is
+    the module's (to float rounding), bottleneck included."""
+    states = []
+    for s in (0, 1, 2):
+        torch.manual_seed(s)
+        states.append(ddpm.build_model(16, 8, 8, class_in_encoder=False).state_dict())
+    P = ddpm.stack_states(states)
+    assert all(torch.equal(ddpm.unstack_state(P, i)[k], states[i][k]) for i in range(3) for k in states[i])
+    g = torch.Generator().manual_seed(0)
+    x, t, y = torch.randn(3, 7, 64, generator=g), torch.randint(0, 20, (3, 7), generator=g), torch.randint(0, 10, (3, 7), generator=g)
+    eps, z = ddpm.stacked_forward(P, x, t, y, False, with_bottleneck=True)
+    for i in range(3):
+        m = ddpm.build_model(16, 8, 8, class_in_encoder=False)
+        m.load_state_dict(states[i])
+        e1, z1 = m(x[i], t[i], y[i], with_bottleneck=True)
+        assert torch.allclose(eps[i], e1, atol=1e-6) and torch.allclose(z[i], z1, atol=1e-6)
+        assert torch.allclose(ddpm.stacked_head(P, z)[i], m.head(z1), atol=1e-6)
+    # with the label in the encoder too, the bottleneck depends on the label; without, it does not
+    _, z_a = ddpm.stacked_forward(P, x, t, torch.zeros_like(y), False, with_bottleneck=True)
+    assert torch.equal(z_a, z)
+    _, z_b = ddpm.stacked_forward(P, x, t, torch.zeros_like(y), True, with_bottleneck=True)
+    assert not torch.equal(z_b, ddpm.stacked_forward(P, x, t, y, True, with_bottleneck=True)[1])
+
+
+def test_a_model_in_the_stack_gets_what_it_gets_alone():
+    """Bit for bit: each job trained in a stack of 12 (two seeds, two data sets, three arms) has the
+    weights and losses it has alone, the jobs without the CORAL term included; the arms of one seed
+    and data set start alike and see the same batches (equal first diffusion loss)."""
+    jobs = _jobs()
+    kw = dict(TINY, steps=4)
+    P, dl, cl = ddpm.train_stacked(jobs, coral_weight=0.5, **kw)
+    for i in (0, 4, 8, 11):
+        A, dla, cla = ddpm.train_stacked([jobs[i]], coral_weight=0.5, **kw)
+        assert all(torch.equal(P[k][i], A[k][0]) for k in P), i
+        assert np.array_equal(dl[:, i], dla[:, 0]) and np.array_equal(cl[:, i], cla[:, 0], equal_nan=True)
+    assert dl[0, 0] == dl[0, 1] == dl[0, 2] and dl[0, 0] != dl[0, 6]
+    assert np.isnan(cl[:, 0]).all() and not np.isnan(cl[:, 1:3]).any()
+    assert not np.array_equal(cl[:, 1], cl[:, 2])          # true and shuffled labels: different terms
+
+
+def test_stacked_sampling_and_encoding_match_the_single_model():
+    jobs = _jobs()[:3]
+    P, _, _ = ddpm.train_stacked(jobs, coral_weight=0.5, **TINY)
+    m = ddpm.build_model(16, 8, 8, class_in_encoder=True)
+    m.load_state_dict(ddpm.unstack_state(P, 1))
+    for steps in (20, 5):                                   # ancestral, DDIM
+        g = ddpm.sample_stacked(P, [1, 2, 3, 9], [7, 7, 8], T=20, sample_steps=steps, class_in_encoder=True)
+        assert np.allclose(g[1], ddpm.sample(m, [1, 2, 3, 9], T=20, sample_steps=steps, seed=7), atol=1e-5)
+        assert not np.array_equal(g[1], g[2]) and np.abs(g).max() <= 1.0
+        one_at_a_time = ddpm.sample_stacked(P, [1, 2, 3, 9], [7, 7, 8], T=20, sample_steps=steps,
+                                            class_in_encoder=True, models_per_call=1)
+        assert np.array_equal(one_at_a_time, g)             # groups change nothing
+    x, y = jobs[0]["x"], jobs[0]["y"]
+    f = ddpm.bottleneck_stacked(P, np.stack([x] * 3), np.stack([y] * 3), [0.1, 0.5], [5, 5, 5], T=20, class_in_encoder=True)
+    assert f.shape == (3, 2, 40, 8)
+    assert np.allclose(f[1], ddpm.bottleneck_features(m, x, y, [0.1, 0.5], T=20, seed=5), atol=1e-5)
+    with pytest.raises(ValueError, match="sample_steps must be in 1..T"):
+        ddpm.sample_stacked(P, [0], [1, 1, 1], T=20, sample_steps=0, class_in_encoder=True)
+
+
+def test_supcon_over_leading_dimensions_is_each_batch_alone():
+    g = torch.Generator().manual_seed(3)
+    z, y = torch.randn(4, 16, 5, generator=g), torch.randint(0, 3, (4, 16), generator=g)
+    y[2] = torch.arange(16)                                 # no positive at all: 0
+    out = ddpm.supcon_loss(z, y, 0.2)
+    assert out.shape == (4,) and out[2].item() == 0.0
+    assert all(out[i].item() == pytest.approx(ddpm.supcon_loss(z[i], y[i], 0.2).item(), rel=1e-6) for i in range(4))
+
+
+def test_shuffled_labels_keep_the_counts_and_lose_the_images_class():
+    from stages.coral_diffusion.arms import shuffled_labels
+
+    y = np.repeat(np.arange(10), [140, 100, 72, 52, 37, 27, 19, 14, 10, 7])
+    a, b = shuffled_labels(y, 0), shuffled_labels(y, 1)
+    assert np.array_equal(np.bincount(a), np.bincount(y)) and np.array_equal(a, shuffled_labels(y, 0))
+    assert not np.array_equal(a, b)
+    assert np.mean(a == y) < 0.3                            # about sum p_c^2 = 0.17 by chance

@@ -12,10 +12,14 @@ VOLATILE = ("data/coral_diffusion/model_ddpm/MLmodel", "data/coral_diffusion/mod
 def test_smoke_chain_reruns_to_the_same_outputs(rerun_study):
     out = rerun_study("coral_diffusion", volatile=VOLATILE)
     m = out["metrics"]
-    for name in ("lt", "bal"):
-        for method in ("ddpm", "coral"):
-            s = m[name][method]
-            assert 0 <= s["overlap"] <= 1 and 0 <= s["tail_accuracy"] <= 1 and s["tail_frechet"] >= 0
-        assert m[name]["overlap_drop"] == pytest.approx(m[name]["ddpm"]["overlap"] - m[name]["coral"]["overlap"])
+    assert sorted(m["per_seed"]) == ["0", "1"]              # the smoke profile's verdict seeds
+    for seed in m["per_seed"].values():
+        for name, arms in (("lt", ("ddpm", "coral", "shuffled")), ("bal", ("ddpm", "coral"))):
+            for method in arms:
+                s = seed[name][method]
+                assert 0 <= s["overlap"] <= 1 and 0 <= s["tail_accuracy"] <= 1 and s["tail_frechet"] >= 0
+            assert seed[name]["overlap_drop"] == seed[name]["ddpm"]["overlap"] - seed[name]["coral"]["overlap"]
+        assert seed["lt"]["shuffled_tail_accuracy_gain"] == (seed["lt"]["shuffled"]["tail_accuracy"]
+                                                              - seed["lt"]["ddpm"]["tail_accuracy"])
     assert (out["root"] / "reports/coral_diffusion/samples.png").stat().st_size > 5_000
     assert (out["root"] / "reports/coral_diffusion/tail_vs_coral.png").stat().st_size > 5_000
