@@ -13,6 +13,9 @@
   sigma^2 * the prior's score at x (the SDS / "x0" direction); the second is sigma_d^2 *
   grad_x log p_pert(x_in - x), which makes the removed part x_in - x look like an adversarial
   perturbation. lam = 0 is the prior-only defence. Clipped to [0, 1] at the end.
+- ``BlindScore``: a "prior" that knows nothing about digits (it predicts no noise, so its denoiser
+  returns its input): purification with it keeps only the purifier's injected noise. It is the
+  control of the must prior-only > none (the randomness of the purifier without the learned prior).
 - ``pgd`` (L_inf, sign steps, projection, random start) and ``bpda_eot`` (the purifier's backward
   pass replaced by the identity, gradients averaged over ``eot`` draws of the purifier's noise).
 """
@@ -55,6 +58,18 @@ class ScoreNet(nn.Module):
         """D(x_sigma, sigma) = x_sigma - sigma * eps(x_sigma, sigma)."""
         sig = sigma if torch.is_tensor(sigma) else torch.tensor(float(sigma))
         return x_sigma - sig.reshape(-1, 1) * self(x_sigma, sig)
+
+
+class BlindScore(ScoreNet):
+    """eps(x_sigma, sigma) = 0: D(x_sigma, sigma) = x_sigma, the denoiser of no knowledge. In the
+    purification loop x <- x + eta * (D(x + sigma n) - x) = x + eta * sigma * n: the same injected
+    noise as the prior-only defence, without the prior's pull towards the digits."""
+
+    def __init__(self):
+        super().__init__(8)
+
+    def forward(self, x, sigma):
+        return torch.zeros_like(x)
 
 
 def train_classifier(x, y, hidden: int, steps: int, lr: float, batch: int, seed: int):
@@ -185,14 +200,24 @@ def bpda_eot(classifier, purifier, x, y, eps: float, alpha: float, steps: int, e
     return x_adv, fooled
 
 
-def load_weights(path):
-    """(nets, config) from a weights file written by the train stage: ``nets`` maps classifier,
-    prior, pert (and pert_noise when trained) to models in eval mode."""
+def load_weights(path, seed: int | None = None):
+    """(nets, config) of one seed from a weights file written by the train stage (every verdict
+    seed's networks; ``seed`` defaults to the model's, ``config["model_seed"]``): ``nets`` maps
+    classifier, prior, pert (and pert_noise when trained) to models in eval mode."""
     blob = torch.load(path, weights_only=True)
     cfg = blob["config"]
+    key = str(cfg["model_seed"] if seed is None else seed)
+    if key not in blob["nets"]:
+        raise KeyError(f"{path} holds no networks of seed {key} (it has seeds {sorted(blob['nets'])}): "
+                       f"run the train stage for this profile")
+    return nets_from_state(blob["nets"][key], cfg), cfg
+
+
+def nets_from_state(state: dict, cfg: dict) -> dict:
+    """Models in eval mode from ``{name: state dict}`` (sizes from ``cfg``)."""
     nets = {}
-    for name, sd in blob["nets"].items():
+    for name, sd in state.items():
         net = Classifier(cfg["clf_hidden"]) if name == "classifier" else ScoreNet(cfg["score_hidden"])
         net.load_state_dict(sd)
         nets[name] = net.eval()
-    return nets, cfg
+    return nets

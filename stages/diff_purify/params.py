@@ -40,6 +40,7 @@ class PurifyParams(Strict):
     sigma_min: float = Field(gt=0, description="noise level of the last step (geometric in between)")
     eta: float = Field(gt=0, le=1, description="step size on the denoised direction")
     lam: float = Field(ge=0, description="weight of the perturbation score (AAOpt); the prior-only defence uses 0")
+    control_lam: float = Field(ge=0, description="weight of the control's perturbation score (learnt from random sign noise), tuned as lam was")
     pert_sigma: float = Field(gt=0, description="noise level at which the perturbation score is read")
 
     @model_validator(mode="after")
@@ -52,6 +53,7 @@ class PurifyParams(Strict):
 class EvaluateStep(Strict):
     eps: list[float] = Field(min_length=1, description="L_inf attack radii on [0, 1] pixels, increasing")
     main_eps: float = Field(gt=0, description="the radius the claims read (one of eps)")
+    small_eps: float = Field(gt=0, description="the smaller radius of the should on prior-only vs no defence (one of eps)")
     n_attack: int = Field(ge=10, description="test examples attacked (the first n of the test split)")
     pgd_steps: int = Field(ge=1, description="PGD steps against the undefended classifier")
     bpda_steps: int = Field(ge=1, description="BPDA+EOT steps against each purified pipeline")
@@ -65,8 +67,9 @@ class EvaluateStep(Strict):
     def _eps(self) -> "EvaluateStep":
         if any(b <= a for a, b in zip(self.eps, self.eps[1:])) or self.eps[0] <= 0 or self.eps[-1] > 0.5:
             raise ValueError(f"eps must be increasing in (0, 0.5], got {self.eps}")
-        if self.main_eps not in self.eps:
-            raise ValueError(f"main_eps ({self.main_eps}) must be one of eps {self.eps}")
+        for key in ("main_eps", "small_eps"):
+            if getattr(self, key) not in self.eps:
+                raise ValueError(f"{key} ({getattr(self, key)}) must be one of eps {self.eps}")
         return self
 
 

@@ -1,8 +1,9 @@
 """diff_purify prepare: scikit-learn's 8x8 digits (shipped with the package, nothing downloaded),
-pixels scaled to [0, 1], split stratified by the seed.
+pixels scaled to [0, 1], split stratified by each verdict seed (``ctx.seeds``): every seed is an
+independent repetition of the experiment with its own training and test digits.
 
-Outputs: data/diff_purify/digits.npz (x_train, y_train, x_test, y_test) and
-reports/diff_purify/prepare.json (sizes).
+Outputs: data/diff_purify/digits.npz (``x_train_<seed>``, ``y_train_<seed>``, ``x_test_<seed>``,
+``y_test_<seed>`` for every seed) and reports/diff_purify/prepare.json (sizes, per seed).
 """
 from __future__ import annotations
 
@@ -17,14 +18,20 @@ def main() -> None:
         import numpy as np
 
         from stages.common.io import write_json, write_npz
+        from stages.common.seeds import per_seed_metrics
 
-        from .data import load_digits_split
+        from .data import seed_split, split_arrays
 
-        xtr, ytr, xte, yte = load_digits_split(ctx.params.prepare.test_fraction, ctx.seed)
-        write_npz(ctx.path(DIGITS), {"x_train": xtr, "y_train": ytr, "x_test": xte, "y_test": yte})
-        write_json(ctx.path(PREPARE_METRICS), {
-            "n_train": int(len(xtr)), "n_test": int(len(xte)), "pixels": int(xtr.shape[1]),
-            "test_class_counts": np.bincount(yte, minlength=10).tolist()})
+        arrays = split_arrays(ctx.params.prepare.test_fraction, ctx.seeds)
+        write_npz(ctx.path(DIGITS), arrays)
+        sizes = {}
+        for seed in ctx.seeds:
+            xtr, _, _, yte = seed_split(arrays, seed)
+            sizes[seed] = {"n_train": int(len(xtr)), "n_test": int(len(yte)), "pixels": int(xtr.shape[1]),
+                           "test_class_counts": np.bincount(yte, minlength=10).tolist()}
+        write_json(ctx.path(PREPARE_METRICS), per_seed_metrics(sizes))
+        print(f"  {len(ctx.seeds)} splits (seeds {ctx.seeds}): {sizes[ctx.seeds[0]]['n_train']} training, "
+              f"{sizes[ctx.seeds[0]]['n_test']} test digits each", flush=True)
 
 
 if __name__ == "__main__":

@@ -4,8 +4,8 @@ through ``torch.load(weights_only=True)``.
 
 Input: a pandas DataFrame with one row per 8x8 digit and the columns ``p0`` .. ``p63`` (pixels in
 [0, 1], row-major). Output: the predicted class of each row after AAOpt purification (the prior
-score plus the learned adversarial-perturbation score; a fixed seed, so the same input gives the
-same answer).
+score plus the learned adversarial-perturbation score, the networks of the first verdict seed; a
+fixed seed, so the same input gives the same answer).
 """
 from __future__ import annotations
 
@@ -29,8 +29,10 @@ class DiffPurifyAAOpt(mlflow.pyfunc.PythonModel):
         if missing:
             raise ValueError(f"diff_purify-aaopt: the input needs the columns p0..p{D_IN - 1}; missing {missing}")
         x = torch.as_tensor(model_input[cols].to_numpy(dtype="float32"))
-        g = torch.Generator().manual_seed(int(self.config["seed"]))
-        xp = purify(x, self.nets["prior"], self.nets["pert"], generator=g, **self.config["purify"])
+        g = torch.Generator().manual_seed(int(self.config["model_seed"]))
+        pp = self.config["purify"]
+        xp = purify(x, self.nets["prior"], self.nets["pert"], pp["steps"], pp["sigma_max"], pp["sigma_min"], pp["eta"],
+                    pp["lam"], pp["pert_sigma"], generator=g)
         with torch.no_grad():
             return self.nets["classifier"](xp).argmax(1).tolist()
 

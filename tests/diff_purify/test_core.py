@@ -135,3 +135,43 @@ def test_digits_split_is_seeded_and_scaled():
     assert a[0].min() >= 0 and a[0].max() <= 1 and a[0].shape[1] == 64 and len(a[2]) == 450
     with pytest.raises(ValueError, match="test_fraction"):
         load_digits_split(1.5, 0)
+
+
+def test_the_blind_prior_leaves_only_the_purifiers_injected_noise():
+    """BlindScore predicts no noise, so its denoiser returns its input and each purification step
+    adds eta * sigma * n: the noise_only defence is x_in plus the loop's noise, clipped to [0, 1]."""
+    x = torch.rand(5, 64, generator=torch.Generator().manual_seed(8)) * 0.5 + 0.25
+    blind = core.BlindScore()
+    torch.testing.assert_close(core.purify(x, blind, None, 4, 0.5, 0.05, 0.3, 0.0, 0.05, noise=False), x)
+    got = core.purify(x, blind, None, 4, 0.5, 0.05, 0.3, 0.0, 0.05, torch.Generator().manual_seed(9))
+    g = torch.Generator().manual_seed(9)
+    want = x.clone()
+    for sig in core.sigma_schedule(4, 0.5, 0.05):
+        want = want + 0.3 * sig * torch.randn(x.shape, generator=g)
+    torch.testing.assert_close(got, want.clamp(0, 1))
+    assert float((got - x).abs().mean()) > 0.05          # it does move the input
+
+
+def test_batched_training_gives_each_model_its_training_alone():
+    """train_classifiers / train_scores (a model dimension) against train_classifier / train_score
+    one model at a time: the same weights and losses bit for bit, each model with its own data,
+    noise range and seed."""
+    rng = np.random.default_rng(3)
+    xs = [rng.random((40 + 10 * k, 64)).astype(np.float32) for k in range(3)]
+    ys = [rng.integers(0, 10, len(x)) for x in xs]
+    seeds = [11, 12, 13]
+    from stages.diff_purify import batched
+
+    clfs, clf_losses = batched.train_classifiers(xs, ys, 16, 25, 1e-2, 8, seeds)
+    sigmas = [(0.02, 1.0), (0.01, 0.5), (0.05, 0.3)]
+    scores, score_losses = batched.train_scores(xs, 16, 25, 1e-2, 8, sigmas, seeds)
+    for k, s in enumerate(seeds):
+        alone, losses = core.train_classifier(xs[k], ys[k], 16, 25, 1e-2, 8, s)
+        assert losses == clf_losses[k]
+        for name, v in alone.state_dict().items():
+            assert torch.equal(v, clfs[k].state_dict()[name]), (k, name)
+        alone, losses = core.train_score(xs[k], 16, 25, 1e-2, 8, *sigmas[k], s)
+        assert losses == score_losses[k]
+        for name, v in alone.state_dict().items():
+            assert torch.equal(v, scores[k].state_dict()[name]), (k, name)
+    assert clf_losses[0] != clf_losses[1]

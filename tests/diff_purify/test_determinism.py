@@ -14,6 +14,8 @@ def test_smoke_chain_reruns_to_the_same_outputs(rerun_study):
     m = out["metrics"]
     for key in ("aaopt_minus_prior", "prior_minus_none", "aaopt_minus_aaopt_noise"):
         assert -1 <= m["main"]["bpda_eot"][key]["mean"] <= 1
-    assert -100 <= m["max_clean_drop_points"] <= 100 and set(m["clean"]) == {"none", "prior", "aaopt", "aaopt_noise"}
+    assert -100 <= m["max_clean_drop_points"] <= 100
+    assert set(m["clean"]) == {"none", "noise_only", "prior", "aaopt", "aaopt_noise"}
+    assert m["seeds"] == [0, 1] and sorted(m["per_seed"]) == ["0", "1"]       # the smoke profile's verdict seeds
     assert (out["root"] / "reports/diff_purify/robust_accuracy.png").stat().st_size > 5_000
     assert (out["root"] / "reports/diff_purify/grid.png").stat().st_size > 5_000

@@ -22,3 +22,8 @@ def test_sigmas_ordered(params_copy):
     params_copy["diff_purify"]["paper"]["train"]["prior_sigmas"] = [0.1, 1.0]
     params_copy["diff_purify"]["paper"]["purify"]["sigma_min"] = 2.0
     assert "sigma_min (2.0) must be <= sigma_max" in params_error("diff_purify", PARAMS, params_copy)
+
+
+def test_small_eps_must_be_attacked(params_copy):
+    params_copy["diff_purify"]["default"]["evaluate"]["small_eps"] = 0.07
+    assert "small_eps (0.07) must be one of eps" in params_error("diff_purify", PARAMS, params_copy)
