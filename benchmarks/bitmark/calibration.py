@@ -1,118 +1,195 @@
-"""bitmark calibration: steps per CPU second of the AR model, and each must check at the default
-sizes, with the settings where it fails (a small delta for the AUC; the clean-trained control for
-radioactivity).
+"""bitmark calibration, on calibration seeds only (>= 1000, never a verdict seed): the settings the
+claims contract v2 left open, each chosen by a rule fixed before it ran, and the claims' figures
+on the calibration seeds at the chosen settings.
 
-    python -m benchmarks.bitmark.calibration [--ngram 2] [--hidden 256] [--steps 1500] [--radio-n 4000] ...
+    nice -n 19 python -m benchmarks.bitmark.calibration finetune   # the fine-tune's schedule
+    nice -n 19 python -m benchmarks.bitmark.calibration token      # the token baseline's matched delta
+    nice -n 19 python -m benchmarks.bitmark.calibration check      # every claim, at the profile's settings
+    ... [--seeds 1000,1001,...] [--profile default] [--set train.finetune_steps=300 ...]
 
-Defaults are the default profile's sizes (n = 2); ``--ngram 4`` was our first design. The AUC check
-fails at the small deltas of the sweep (0.25, 0.5); the radioactivity check fails for the control.
-
-``--smoke`` runs it at tiny sizes in seconds (what CI runs).
+``finetune``: the radioactive model is the clean model fine-tuned on a mix of BitMark samples and
+real digits (stages/bitmark/train.py). For each learning rate and step count of the grid it prints
+the fine-tuned model's NLL on held-out data of its own fine-tuning distribution (fresh BitMark
+samples and the seed's test digits, weighted by the mix's shares), the rule's figure: the grid
+point with the lowest mean over the seeds is the schedule. The radioactivity figures (share of the
+outputs flagged at the FPR, mean z) are printed beside it, not used to choose.
+``token``: the token-level baseline (KGW on whole pixels) at each delta of the grid: its quality
+cost (classifier accuracy drop against the clean model's samples) beside BitMark's at
+watermark.delta, and its AUC under noise of sd 1. The rule: the delta whose mean accuracy drop is
+closest to BitMark's is ``evaluate.token_delta_matched`` (the two watermarks at equal quality cost).
+``check``: the study's own train_seed and evaluate_seed on each seed, then every claim of
+claims.yaml judged on these seeds by its rule and control (stages/common/claims.evaluate).
+Without a mode it runs all three in turn. ``--smoke`` runs it at tiny sizes in seconds (what CI runs):
+the smoke profile, two seeds, short grids.
 """
 from __future__ import annotations
 
-import argparse
+import sys
 import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))   # the repository, for benchmarks.common
+
+from benchmarks.common.calibration import parse_seeds, seed_parser  # noqa: E402
+
+
+def _setup(a):
+    import numpy as np
+
+    from stages.bitmark.params import PARAMS
+    from stages.bitmark.prepare import shipped_digits, stratified_split
+    from stages.bitmark.wm import quantise
+    from stages.common.device import limit_threads
+    from stages.common.seeds import rng
+
+    from benchmarks.common.calibration import study_params
+
+    limit_threads(1)
+    p = study_params("bitmark", PARAMS, a)
+    x, y = shipped_digits()
+    q = quantise(x)
+
+    def split(seed: int):
+        tr, te = stratified_split(y, p.prepare.test_fraction, rng(seed, 0))
+        return q[tr].astype(np.int64), y[tr], q[te].astype(np.int64), y[te]
+
+    return p, split
+
+
+def finetune(a, seeds) -> None:
+    import numpy as np
+
+    from stages.bitmark import ar, wm
+    from stages.bitmark.train import finetune as run_finetune
+    from stages.bitmark.train import finetune_sets
+
+    p, split = _setup(a)
+    tp, w, ep = p.train, p.watermark, p.evaluate
+    lrs = [float(v) for v in a.lrs.split(",")]
+    steps = [int(v) for v in a.steps.split(",")]
+    table = wm.green_table(w.key, w.ngram)
+    share = tp.finetune_wm / (tp.finetune_wm + tp.finetune_real)
+    rows = {}                                     # (lr, steps) -> list over seeds of (nll, tpr, z)
+    t0 = time.process_time()
+    for seed in seeds:
+        xtr, ytr, xte, yte = split(seed)
+        clean = ar.build(tp.hidden, tp.layers, seed)
+        ar.train(clean, wm.encode(xtr), ytr, tp.steps, tp.batch, tp.lr, tp.weight_decay, seed, progress=False)
+        sets = finetune_sets(clean, xtr, ytr, tp, w, seed, table, progress=False)
+        labels = np.arange(ep.n_samples) % 10
+        held = ar.sample(clean, labels, seed * 1000 + 91, table, w.ngram, w.delta)      # fresh BitMark samples
+        z_clean = wm.z_scores(ar.sample(clean, labels, seed * 1000 + 21), table, w.ngram)
+        bte = wm.encode(xte)
+        for lr in lrs:
+            for n in steps:
+                q = tp.model_copy(update={"finetune_lr": lr, "finetune_steps": n})
+                m, _ = run_finetune(clean, *sets["radioactive"], q, seed, progress=False)
+                nll = share * ar.nll_bits(m, held, labels) + (1 - share) * ar.nll_bits(m, bte, yte)
+                z = wm.z_scores(ar.sample(m, labels, seed * 1000 + 41), table, w.ngram)
+                rows.setdefault((lr, n), []).append((nll, wm.tpr_at_fpr(z, z_clean, ep.fpr), float(z.mean())))
+        print(f"  seed {seed} done, {time.process_time() - t0:.0f} CPU s so far", flush=True)
+    print(f"\nprofile {a.profile}: fine-tuning set {tp.finetune_wm} BitMark samples (delta {w.delta:g}) + "
+          f"{tp.finetune_real} real digits (share {share:.2f}), batch {tp.batch}; calibration seeds {seeds}")
+    print("lr       steps  held-out NLL (bits, mix-weighted)  | radioactive: flagged at FPR, mean z (not the rule)")
+    best = min(rows, key=lambda k: np.mean([r[0] for r in rows[k]]))
+    for (lr, n), v in rows.items():
+        v = np.asarray(v)
+        print(f"{lr:<8g} {n:5d}  {v[:, 0].mean():7.2f} (per seed {', '.join(f'{x:.1f}' for x in v[:, 0])})"
+              f"  | {v[:, 1].mean():.3f}, {v[:, 2].mean():.2f}{'   <- lowest NLL' if (lr, n) == best else ''}")
+    print(f"rule (lowest mean held-out NLL): finetune_lr {best[0]:g}, finetune_steps {best[1]}")
+
+
+def token(a, seeds) -> None:
+    import numpy as np
+
+    from stages.bitmark import ar, quality, wm
+
+    p, split = _setup(a)
+    tp, w, ep = p.train, p.watermark, p.evaluate
+    deltas = [float(v) for v in a.token_deltas.split(",")]
+    table, ttable = wm.green_table(w.key, w.ngram), wm.token_green_table(w.key)
+    drops, aucs, bit_drop, bit_auc = {d: [] for d in deltas}, {d: [] for d in deltas}, [], []
+    t0 = time.process_time()
+    for seed in seeds:
+        xtr, ytr, xte, yte = split(seed)
+        clean_m = ar.build(tp.hidden, tp.layers, seed)
+        ar.train(clean_m, wm.encode(xtr), ytr, tp.steps, tp.batch, tp.lr, tp.weight_decay, seed, progress=False)
+        clf = quality.fit_classifier(xtr, ytr, ep.classifier_hidden, seed, ep.classifier_iters)
+        labels = np.arange(ep.n_samples) % 10
+        clean = ar.sample(clean_m, labels, seed * 1000 + 21)
+        acc0 = quality.classify(clf, wm.decode(clean), labels)["accuracy"]
+        rng = np.random.default_rng([seed, 99])
+        noisy_clean = wm.attack(clean, "noise", 1.0, rng)
+        marked = ar.sample(clean_m, labels, seed * 1000 + 33, table, w.ngram, w.delta)
+        bit_drop.append(acc0 - quality.classify(clf, wm.decode(marked), labels)["accuracy"])
+        bit_auc.append(wm.auc(wm.z_scores(wm.attack(marked, "noise", 1.0, rng), table, w.ngram),
+                              wm.z_scores(noisy_clean, table, w.ngram)))
+        tc = wm.token_z_scores(wm.decode(noisy_clean), ttable)
+        for d in deltas:
+            px = ar.sample_tokens(clean_m, labels, seed * 1000 + 36, ttable, d)
+            drops[d].append(acc0 - quality.classify(clf, px, labels)["accuracy"])
+            ta = wm.token_z_scores(wm.decode(wm.attack(wm.encode(px), "noise", 1.0, rng)), ttable)
+            aucs[d].append(wm.auc(ta, tc))
+        print(f"  seed {seed} done, {time.process_time() - t0:.0f} CPU s so far", flush=True)
+    target = float(np.mean(bit_drop))
+    print(f"\nprofile {a.profile}: BitMark at delta {w.delta:g}: accuracy drop {target:.3f} (per seed "
+          f"{', '.join(f'{x:.3f}' for x in bit_drop)}), AUC under noise sd 1 {np.mean(bit_auc):.3f}; seeds {seeds}")
+    best = min(deltas, key=lambda d: abs(np.mean(drops[d]) - target))
+    for d in deltas:
+        print(f"  token KGW delta {d:g}: accuracy drop {np.mean(drops[d]):.3f} (per seed "
+              f"{', '.join(f'{x:.3f}' for x in drops[d])}); AUC under noise sd 1 {np.mean(aucs[d]):.3f}"
+              f"{'   <- closest drop' if d == best else ''}")
+    print(f"rule (accuracy drop closest to BitMark's): token_delta_matched {best:g}")
+
+
+def check(a, seeds) -> None:
+    import numpy as np
+
+    from stages.bitmark.evaluate import evaluate_seed
+    from stages.bitmark.train import train_seed
+    from stages.common.claims import evaluate, load_claims
+    from stages.common.seeds import per_seed_metrics
+
+    from pathlib import Path
+
+    p, split = _setup(a)
+    res, t0 = {}, time.process_time()
+    for seed in seeds:
+        s = split(seed)
+        r = train_seed(seed, *s, p.train, p.watermark, progress=False)
+        res[seed] = {**evaluate_seed(seed, s, r["models"], p.evaluate, p.watermark, progress=False)["metrics"],
+                     "train": r["metrics"]}
+        print(f"  seed {seed} done, {time.process_time() - t0:.0f} CPU s so far", flush=True)
+    metrics = per_seed_metrics(res)
+    print(f"\nprofile {a.profile}, calibration seeds {seeds}: every claim as the ledger would judge it")
+    for r in evaluate(load_claims(Path(__file__).resolve().parents[2] / "stages/bitmark/claims.yaml"), metrics, seeds):
+        if r["verdict"] == "retired":
+            continue
+        ctl = r["control"]
+        per = ", ".join(f"{v:.3f}" for v in r["per_seed"].values()) if r["per_seed"] else ""
+        print(f"  {r['level']:6s} {r['id']:34s} {r['verdict']:12s} mean {r['mean']:.4f} [{per}]"
+              + (f"; control {ctl['metric']} {ctl['verdict']} mean {ctl['mean']:.4f}" if ctl else ""))
+    m = metrics
+    print(f"  context: clean z {m['clean']['z_mean']:.2f}; fine-tuning sets z {m['train']['radioactive']['finetune_set_z_mean']:.2f}"
+          f" / {m['train']['control']['finetune_set_z_mean']:.2f}; radioactive z {m['radioactive']['z_mean']:.2f}, "
+          f"control z {m['control']['z_mean']:.2f}; wrong-key AUC {m['detection']['auc_wrong_key']:.3f}; "
+          f"token matched accuracy drop {m['token_matched']['accuracy_drop']:.3f} vs BitMark "
+          f"{m['quality']['accuracy_drop']:.3f}; noise-1 AUC BitMark {m['robustness']['noise_1']['auc']:.3f}, "
+          f"tokens {m['robustness_token']['noise_1']['auc']:.3f} / matched {m['robustness_token_matched']['noise_1']['auc']:.3f}")
+    print(f"total {time.process_time() - t0:.0f} CPU s ({np.round((time.process_time() - t0) / len(seeds), 1)} a seed)")
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--hidden", type=int, default=256)
-    ap.add_argument("--layers", type=int, default=1)
-    ap.add_argument("--steps", type=int, default=1500)
-    ap.add_argument("--batch", type=int, default=128)
-    ap.add_argument("--lr", type=float, default=2e-3)
-    ap.add_argument("--wd", type=float, default=1e-5)
-    ap.add_argument("--ngram", type=int, default=2)
-    ap.add_argument("--key", type=int, default=20250)
-    ap.add_argument("--deltas", type=float, nargs="+", default=[0.25, 0.5, 1.0, 2.0])
-    ap.add_argument("--delta", type=float, default=2.0)
-    ap.add_argument("--n-eval", type=int, default=400)
-    ap.add_argument("--radio-n", type=int, default=4000)
-    ap.add_argument("--radio-steps", type=int, default=3000)
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--smoke", action="store_true", help="tiny sizes: checks the script still runs (CI)")
-    a = ap.parse_args()
-    if a.smoke:
-        a.hidden, a.steps, a.batch, a.n_eval, a.radio_n, a.radio_steps = 16, 3, 16, 40, 40, 3
-        a.deltas, a.delta = [a.delta], a.delta
-
-    import numpy as np
-    from sklearn.datasets import load_digits
-    from sklearn.model_selection import train_test_split
-
-    from stages.bitmark import ar, quality, wm
-    from stages.common.device import limit_threads
-    from stages.common.samples import frechet_from_features
-
-    limit_threads(1)
-    d = load_digits()
-    q = wm.quantise(d.data)
-    xtr, xte, ytr, yte = train_test_split(q, d.target, test_size=0.2, random_state=a.seed, stratify=d.target)
-    btr, bte = wm.encode(xtr), wm.encode(xte)
-    table = wm.green_table(a.key, a.ngram)
-
-    m = ar.build(a.hidden, a.layers, a.seed)
-    t0 = time.process_time()
-    losses = ar.train(m, btr, ytr, a.steps, a.batch, a.lr, a.wd, a.seed)
-    tr_s = time.process_time() - t0
-    print(f"AR train: {a.steps} steps in {tr_s:.1f} CPU s = {a.steps / tr_s:.0f} steps/s; loss {losses[0]:.3f} -> "
-          f"{np.mean(losses[-50:]):.3f}; NLL bits/image train {ar.nll_bits(m, btr, ytr):.1f} test {ar.nll_bits(m, bte, yte):.1f}")
-
-    clf = quality.fit_classifier(xtr, ytr, 32, a.seed)
-    print(f"classifier test acc {quality.classify(clf, xte, yte)['accuracy']:.3f}")
-    f_real = quality.features(clf, xte)
-    labels = np.arange(a.n_eval) % 10
-    t0 = time.process_time()
-    clean = ar.sample(m, labels, a.seed + 100)
-    s_s = time.process_time() - t0
-    print(f"sampling {a.n_eval}: {s_s:.1f} CPU s")
-    z0 = wm.z_scores(clean, table, a.ngram)
-    zreal = wm.z_scores(bte, table, a.ngram)
-    print(f"clean samples z mean {z0.mean():.2f} sd {z0.std():.2f}; real test z mean {zreal.mean():.2f} sd {zreal.std():.2f}")
-
-    def qual(bits, lab):
-        px = wm.decode(bits)
-        c = quality.classify(clf, px, lab)
-        return (f"acc {c['accuracy']:.3f} conf {c['confidence']:.3f} div {quality.diversity(px, lab):.3f} "
-                f"FD {frechet_from_features(f_real, quality.features(clf, px)):.2f}")
-
-    print(f"real test: div {quality.diversity(xte, yte):.3f}; clean model: {qual(clean, labels)}")
-    wms = {}
-    for dl in a.deltas:
-        t0 = time.process_time()
-        b = ar.sample(m, labels, a.seed + 200, table, a.ngram, dl)
-        wms[dl] = b
-        z = wm.z_scores(b, table, a.ngram)
-        print(f"delta {dl}: z mean {z.mean():.2f} min {z.min():.2f}; AUC {wm.auc(z, z0):.4f} "
-              f"TPR@1% {wm.tpr_at_fpr(z, z0, 0.01):.3f}; {qual(b, labels)} ({time.process_time() - t0:.1f} s)")
-    b = wms[a.delta]
-    z = wm.z_scores(b, table, a.ngram)
-    rng = np.random.default_rng(0)
-    for kind, ss in (("bitflip", [0.02, 0.05, 0.1, 0.2]), ("noise", [0.5, 1, 2, 3]), ("blur", [0.3, 0.5, 0.7, 1.0])):
-        row = []
-        for s in ss:
-            za = wm.z_scores(wm.attack(b, kind, s, rng), table, a.ngram)
-            zc = wm.z_scores(wm.attack(clean, kind, s, rng), table, a.ngram)
-            row.append(f"{s}: {wm.auc(za, zc):.3f}")
-        print(f"  robustness {kind}: " + ", ".join(row))
-
-    # radioactivity
-    rl = np.arange(a.radio_n) % 10
-    t0 = time.process_time()
-    wtrain = ar.sample(m, rl, a.seed + 300, table, a.ngram, a.delta)
-    ctrain = ar.sample(m, rl, a.seed + 301)
-    print(f"radio training sets: {time.process_time() - t0:.1f} s; their z mean: wm {wm.z_scores(wtrain, table, a.ngram).mean():.2f} "
-          f"clean {wm.z_scores(ctrain, table, a.ngram).mean():.2f}")
-    for name, data in (("radioactive", wtrain), ("control", ctrain)):
-        m2 = ar.build(a.hidden, a.layers, a.seed + 1)
-        t0 = time.process_time()
-        ar.train(m2, data, rl, a.radio_steps, a.batch, a.lr, a.wd, a.seed + 1, desc=name)
-        out = ar.sample(m2, labels, a.seed + 400)
-        z2 = wm.z_scores(out, table, a.ngram)
-        pooled = wm.z_score(wm.green_counts(out, table, a.ngram).sum(), out.size)
-        print(f"{name}: z mean {z2.mean():.2f} sd {z2.std():.2f} frac>4 {np.mean(z2 > 4):.2f} pooled {pooled:.1f}; "
-              f"AUC vs clean {wm.auc(z2, z0):.3f}; {qual(out, labels)} ({time.process_time() - t0:.1f} s)")
+    ap = seed_parser(__doc__, sets=True)
+    ap.add_argument("mode", nargs="?", default="all", choices=["finetune", "token", "check", "all"],
+                    help="which calibration to run (default: all three in turn)")
+    ap.add_argument("--lrs", default="0.0002,0.002", help="finetune: learning rates of the grid")
+    ap.add_argument("--steps", default="100,300,1000,3000", help="finetune: step counts of the grid")
+    ap.add_argument("--token-deltas", default="2,3,4,6", help="token: deltas of the grid")
+    a, seeds = parse_seeds(ap, steps="20,60", token_deltas="2,4")
+    modes = {"finetune": finetune, "token": token, "check": check}
+    for name in (modes if a.mode == "all" else [a.mode]):
+        modes[name](a, seeds)
 
 
 if __name__ == "__main__":

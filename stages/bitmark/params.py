@@ -29,15 +29,19 @@ class TrainStep(Strict):
     batch: int = Field(ge=2, description="sequences per step")
     lr: float = Field(gt=0, lt=1, description="Adam learning rate")
     weight_decay: float = Field(ge=0, lt=1, description="Adam weight decay")
-    radio_samples: int = Field(ge=10, description="samples from the clean model (watermarked, or clean for the control) that train each second model")
-    radio_steps: int = Field(ge=1, description="Adam steps of each second model (radioactive, control)")
+    finetune_wm: int = Field(ge=10, description="BitMark samples of the clean model in the radioactive model's fine-tuning set (the control gets as many unwatermarked samples instead)")
+    finetune_real: int = Field(ge=0, description="real training digits mixed into both fine-tuning sets (the rest of the mix)")
+    finetune_steps: int = Field(ge=1, description="Adam steps of each fine-tune of the clean model (radioactive, control)")
+    finetune_lr: float = Field(gt=0, lt=1, description="Adam learning rate of the fine-tunes")
 
 
 class EvaluateStep(Strict):
     n_samples: int = Field(ge=20, description="samples per condition (clean, each delta, second models), classes balanced")
     deltas: list[float] = Field(min_length=2, description="the delta sweep, increasing; contains watermark.delta")
     classifier_hidden: int = Field(ge=4, le=512, description="hidden units of the digit classifier (its features give the Fréchet distance)")
-    fpr: float = Field(gt=0, lt=0.5, description="false-positive rate for the TPR figures")
+    classifier_iters: int = Field(ge=10, le=5000, description="training epochs (max_iter) of the digit classifier")
+    fpr: float = Field(gt=0, lt=0.5, description="false-positive rate for the TPR figures (detection and radioactivity)")
+    token_delta_matched: float = Field(gt=0, le=20, description="delta of the token-level baseline at the quality cost of BitMark at watermark.delta (chosen on calibration seeds)")
     null_sims: int = Field(ge=100, description="rows of uniform random bits for the detector's null distribution")
     bitflip: list[float] = Field(min_length=1, description="bit-flip probabilities, increasing")
     noise: list[float] = Field(min_length=1, description="pixel noise standard deviations in levels (0..15), increasing")

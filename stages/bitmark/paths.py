@@ -4,6 +4,7 @@ DIGITS = "data/bitmark/digits.npz"
 MODEL_CLEAN = "data/bitmark/model_clean"
 MODEL_RADIO = "data/bitmark/model_radioactive"
 MODEL_CONTROL = "data/bitmark/model_control"
+WEIGHTS = "data/bitmark/weights"            # <seed>/<arm>.pt: every verdict seed's models
 PREPARE_METRICS = "reports/bitmark/prepare.json"
 TRAIN_METRICS = "reports/bitmark/train.json"
 METRICS = "reports/bitmark/metrics.json"

@@ -1,12 +1,14 @@
 """bitmark prepare: scikit-learn's 8x8 digits (shipped with the package, no download), pixel values
-quantised to 4 bits (0..15), split into train and test (stratified, seeded).
+quantised to 4 bits (0..15), and for every verdict seed (``ctx.seeds``) its own stratified
+train/test split (a verdict seed repeats the whole experiment: split, models, samples).
 
 The digits are read from the file ``load_digits`` reads (``sklearn/datasets/data/digits.csv.gz``)
 without importing scikit-learn (importing ``sklearn.datasets`` costs ~1.2 s of CPU, most of the
 stage); a test checks the arrays equal ``load_digits()``'s.
 
-Outputs: data/bitmark/digits.npz (``train_pixels``, ``train_labels``, ``test_pixels``,
-``test_labels``; pixels as levels 0..15, 64 a row) and reports/bitmark/prepare.json (sizes).
+Outputs: data/bitmark/digits.npz (``pixels``, levels 0..15, 64 a row; ``labels``; ``test_idx_<seed>``
+for each seed: its held-out digits, read back by ``data.seed_split``) and reports/bitmark/prepare.json
+(sizes, per seed).
 """
 from __future__ import annotations
 
@@ -50,19 +52,26 @@ def main() -> None:
         import numpy as np
 
         from stages.common.io import write_json, write_npz
+        from stages.common.seeds import per_seed_metrics, rng
 
         from .wm import N_BITS, encode, quantise
 
         p = ctx.params.prepare
         x, y = shipped_digits()
         q = quantise(x)
-        tr, te = stratified_split(y, p.test_fraction, np.random.default_rng([ctx.seed, 0]))
-        write_npz(ctx.path(DIGITS), {"train_pixels": q[tr].astype(np.int8), "train_labels": y[tr].astype(np.int8),
-                                     "test_pixels": q[te].astype(np.int8), "test_labels": y[te].astype(np.int8)})
-        write_json(ctx.path(PREPARE_METRICS), {
-            "n_train": int(len(tr)), "n_test": int(len(te)), "bits_per_image": N_BITS,
-            "share_of_zero_pixels": float(np.mean(q == 0)), "share_of_one_bits": float(encode(q).mean())})
-        print(f"  digits: {len(tr)} train, {len(te)} test; {N_BITS} bits an image", flush=True)
+        arrays, sizes = {"pixels": q.astype(np.int8), "labels": y.astype(np.int8)}, {}
+        for seed in ctx.seeds:
+            tr, te = stratified_split(y, p.test_fraction, rng(seed, 0))
+            arrays[f"test_idx_{seed}"] = te.astype(np.int16)
+            sizes[seed] = {"n_train": int(len(tr)), "n_test": int(len(te)),
+                           "test_share_of_one_bits": float(encode(q[te]).mean())}
+        write_npz(ctx.path(DIGITS), arrays)
+        write_json(ctx.path(PREPARE_METRICS), per_seed_metrics(
+            sizes, bits_per_image=N_BITS, share_of_zero_pixels=float(np.mean(q == 0)),
+            share_of_one_bits=float(encode(q).mean())))
+        first = sizes[ctx.seeds[0]]
+        print(f"  digits: {first['n_train']} train, {first['n_test']} test for each of the seeds {ctx.seeds}; "
+              f"{N_BITS} bits an image", flush=True)
 
 
 if __name__ == "__main__":

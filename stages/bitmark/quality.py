@@ -14,14 +14,14 @@ from __future__ import annotations
 import numpy as np
 
 
-def fit_classifier(pixels, labels, hidden: int, seed: int):
-    """MLPClassifier(hidden) on pixel levels 0..15 scaled to [0, 1]."""
+def fit_classifier(pixels, labels, hidden: int, seed: int, max_iter: int = 400):
+    """MLPClassifier(hidden) on pixel levels 0..15 scaled to [0, 1], ``max_iter`` epochs of Adam."""
     import warnings
 
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.neural_network import MLPClassifier
 
-    clf = MLPClassifier(hidden_layer_sizes=(hidden,), max_iter=400, random_state=seed, alpha=1e-3)
+    clf = MLPClassifier(hidden_layer_sizes=(hidden,), max_iter=max_iter, random_state=seed, alpha=1e-3)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         clf.fit(np.asarray(pixels, float) / 15.0, np.asarray(labels))

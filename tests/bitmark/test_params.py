@@ -21,6 +21,18 @@ def test_bitflip_probability_at_most_half(params_copy):
     assert "bitflip probabilities must be <= 0.5" in params_error("bitmark", PARAMS, params_copy)
 
 
+def test_finetune_set_needs_watermarked_samples(params_copy):
+    params_copy["bitmark"]["default"]["train"]["finetune_wm"] = 0
+    msg = params_error("bitmark", PARAMS, params_copy)
+    assert "finetune_wm" in msg and "greater than or equal to 10" in msg
+
+
+def test_matched_token_delta_must_be_positive(params_copy):
+    params_copy["bitmark"]["smoke"]["evaluate"]["token_delta_matched"] = 0
+    msg = params_error("bitmark", PARAMS, params_copy)
+    assert "token_delta_matched" in msg and "greater than 0" in msg
+
+
 def test_evaluate_without_models_exits_2_naming_the_stage(tmp_path, stage_env, python_exe):
     stops_without_input(tmp_path, "stages.bitmark.evaluate",
                         "(made by stage bitmark-train) is missing; "
