@@ -1,80 +1,70 @@
-"""sepo calibration: pre-training speed, SEPO steps/s, the exact distribution, and the two must checks
-(SEPO's exact gain, the shuffled-reward control) plus the baselines' curves, at a chosen size.
-Usage: python -m benchmarks.sepo.calibration SEED [L] [STEPS] [LR] [GROUPS] [INCLUDE_SELF] [OBJECTIVE]
-``--smoke`` runs it at tiny sizes in seconds (what CI runs)."""
+"""sepo calibration, on calibration seeds only (>= 1000): each seed's whole training
+(:func:`stages.sepo.runs.run_seed`: pre-training, the released SEPO loss, its shuffled-reward
+control, the re-derived variant, RWFT) and the figures the claims read
+(:func:`stages.sepo.evaluate.seed_figures`), with the profile's params (``--set`` changes one),
+CPU seconds by part, and the mean over the seeds.
+
+    nice -n 10 python benchmarks/sepo/calibration.py [--seeds 1000,...] [--set train.sepo.steps=120]
+
+``--smoke`` runs it at tiny sizes in seconds (what CI runs): the smoke profile, two seeds.
+"""
 from __future__ import annotations
 
-import argparse
+import sys
 import time
+from pathlib import Path
 
-import numpy as np
-import torch
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))   # the repository, for benchmarks.common
 
-from stages.common.device import limit_threads
-from stages.sepo.dd import all_sequences, exact_distribution, kl, markov_data, markov_probs, motif_reward, sample
-from stages.sepo.policy import best_of_n, matched_gap, tilt
-from stages.sepo.runs import pretrain, rwft, sepo
+from benchmarks.common.calibration import parse_seeds, seed_parser, study_params  # noqa: E402
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("seed", nargs="?", type=int, default=0)
-    ap.add_argument("L", nargs="?", type=int, default=8, help="sequence length")
-    ap.add_argument("steps", nargs="?", type=int, default=40, help="SEPO steps")
-    ap.add_argument("lr", nargs="?", type=float, default=3e-4)
-    ap.add_argument("groups", nargs="?", type=int, default=4)
-    ap.add_argument("include_self", nargs="?", default=None, help="'1' (default) or anything else for False")
-    ap.add_argument("objective", nargs="?", default="surrogate")
-    ap.add_argument("--smoke", action="store_true", help="tiny sizes: checks the script still runs (CI)")
-    a = ap.parse_args()
+    a, seeds = parse_seeds(seed_parser(__doc__, sets=True))
+
+    import numpy as np
+
+    from stages.common.device import limit_threads
+    from stages.common.seeding import seed_everything
+    from stages.sepo.dd import all_sequences, motif_reward
+    from stages.sepo.evaluate import seed_figures
+    from stages.sepo.params import PARAMS
+    from stages.sepo.policy import ARMS
+    from stages.sepo.prepare import seed_data
+    from stages.sepo.runs import run_seed
+
     limit_threads(1)
-    seed, L, steps, lr, G, OBJ = a.seed, a.L, a.steps, a.lr, a.groups, a.objective
-    INC = (a.include_self == '1') if a.include_self is not None else True
-    # data, pre-training (hidden, steps, batch), samples, SEPO group size and inner steps, RWFT temperatures and steps
-    n_data, pre_hidden, pre_steps, pre_batch, n_sample = 20000, 128, 2000, 256, 20000
-    group_size, inner, taus, rw_samples, rw_steps, rw_batch = 16, 5, (2.0, 1.0, 0.5, 0.25, 0.1), 4096, 300, 256
-    if a.smoke:                    # the same code path at tiny sizes (figures meaningless)
-        L, steps, G = 4, 2, 2
-        n_data, pre_hidden, pre_steps, pre_batch, n_sample = 500, 16, 20, 32, 200
-        group_size, inner, taus, rw_samples, rw_steps, rw_batch = 4, 1, (1.0, 0.25), 64, 5, 16
-        print(f"smoke: L={L}, {pre_steps} pre-training steps, {steps} SEPO steps, 2 RWFT temperatures", flush=True)
-    rng = np.random.default_rng(seed)
-    x, start, trans = markov_data(n_data, L, 0.7, rng)
-    reward = lambda s: motif_reward(s, "TATA", 0.25)  # noqa: E731
-    seqs = all_sequences(L)
-    r_all = reward(seqs)
-    t = time.process_time()
-    pre, losses = pretrain(x, pre_hidden, 2, pre_steps, pre_batch, 3e-3, seed)
-    print(f"pretrain {pre_steps} steps {time.process_time()-t:.1f} s cpu; loss {losses[0]:.2f}->{np.mean(losses[-100:]):.2f}")
-    t = time.process_time()
-    p_pre = exact_distribution(pre)
-    print(f"exact dist {time.process_time()-t:.2f} s cpu, sum {p_pre.sum():.6f}; KL(data||pre) {kl(markov_probs(L, start, trans), p_pre):.4f}")
-    r0 = float(p_pre @ r_all)
-    s = sample(pre, n_sample, torch.Generator().manual_seed(1))
-    print(f"pre reward exact {r0:.3f} sampled {reward(s.numpy()).mean():.3f}; data reward {markov_probs(L, start, trans) @ r_all:.3f}")
-    for shuffle in (False, True):
-        t = time.process_time()
-        m, curve = sepo(pre, reward, p_pre, r_all, steps=steps, groups=G, group_size=group_size, inner=inner, lr=lr, clip=0.2,
-                        per_group=False, include_self=INC, objective=OBJ, eval_every=max(steps // 5, 1), seed=seed + 10, shuffle=shuffle)
-        print(f"SEPO shuffle={shuffle}: {time.process_time()-t:.1f} s cpu ({steps} steps);",
-              " ".join(f"{c['step']}:{c['kl']:.2f}/{c['reward']:.2f}" for c in curve))
-        if not shuffle:
-            sc = curve
-    t = time.process_time()
-    smp = sample(pre, rw_samples, torch.Generator().manual_seed(seed + 20)).numpy()
-    rs = reward(smp)
-    rw = [(0.0, r0)]
-    for tau in taus:
-        q = exact_distribution(rwft(pre, smp, rs, tau, steps=rw_steps, batch=rw_batch, lr=1e-3, seed=seed + 30))
-        rw.append((kl(q, p_pre), float(q @ r_all)))
-    print(f"RWFT {time.process_time()-t:.1f} s cpu:", " ".join(f"{k:.2f}/{v:.2f}" for k, v in rw))
-    bo = [(kl(q, p_pre), float(q @ r_all)) for q in (best_of_n(p_pre, r_all, n) for n in (1, 2, 4, 8, 16, 32, 64, 128))]
-    ti = [(kl(q, p_pre), float(q @ r_all)) for q in (tilt(p_pre, r_all, b) for b in (4, 2, 1, 0.5, 0.25, 0.1))]
-    print("BoN", " ".join(f"{k:.2f}/{v:.2f}" for k, v in bo))
-    print("tilt", " ".join(f"{k:.2f}/{v:.2f}" for k, v in ti))
-    for name, c in (("RWFT", rw), ("BoN", bo)):
-        g = matched_gap([c_["kl"] for c_ in sc[1:]], [c_["reward"] for c_ in sc[1:]], [a for a, _ in c], [b for _, b in c])
-        print(name, "matched (KL, SEPO, base):", " ".join(f"({a:.2f},{b:.2f},{c2:.2f})" for a, b, c2 in g))
+    p = study_params("sepo", PARAMS, a)
+    pp, e = p.prepare, p.evaluate
+    reward = lambda s: motif_reward(s, pp.motif, pp.partial_weight)  # noqa: E731
+    r_all = reward(all_sequences(pp.length))
+    print(f"profile {a.profile}, seeds {seeds}: L={pp.length}; SEPO {p.train.sepo.model_dump()}", flush=True)
+    keys = [f"{arm}.gain" for arm in ARMS] + [f"{arm}.final_kl" for arm in ARMS] + [
+        f"{arm}.matched_kl.{b}.mean_gap" for arm in ARMS for b in ("rwft", "best_of_n", "tilt")]
+    table = {k: [] for k in keys}
+    cpu_total = 0.0
+    for seed in seeds:
+        seed_everything(seed)
+        x, _, _ = seed_data(pp, seed)
+        t0 = time.process_time()
+        r = run_seed(x, pp.length, reward, r_all, p.train, seed, log=lambda m: print(m, flush=True))
+        f, _, _ = seed_figures(r["p_pre"], r_all, r["curves"], e.best_of, e.tilt_betas)
+        cpu = time.process_time() - t0
+        cpu_total += cpu
+        print(f"seed {seed}: pre-trained {f['pretrained']['exact_mean_reward']:.3f}; {cpu:.1f} CPU s ("
+              + ", ".join(f"{k} {v:.1f}" for k, v in r["cpu"].items()) + ")", flush=True)
+        for arm in ARMS:
+            print(f"  {arm:17s} " + " ".join(f"{c['step']}:{c['kl']:.3f}/{c['reward']:.3f}" for c in r["curves"][arm]))
+        print("  rwft              " + " ".join(f"{c['kl']:.3f}/{c['reward']:.3f}" for c in r["curves"]["rwft"]))
+        for k in keys:
+            v = f
+            for part in k.split("."):
+                v = v[part]
+            table[k].append(v)
+    print(f"mean over seeds {seeds} ({cpu_total:.1f} CPU s in all):")
+    for k, v in table.items():
+        vals = [np.nan if x is None else x for x in v]
+        print(f"  {k:38s} mean {np.nanmean(vals):+.4f}  per seed " + " ".join(f"{x:+.4f}" for x in vals))
 
 
 if __name__ == "__main__":

@@ -82,6 +82,28 @@ def seq_index(x: np.ndarray) -> np.ndarray:
     return (np.asarray(x) * 4 ** np.arange(length - 1, -1, -1)).sum(1)
 
 
+_PATHS: dict[int, tuple] = {}
+
+
+def _unmasking_paths(length: int) -> tuple:
+    """The dynamic programme's index arrays for sequences of ``length`` (computed once a length):
+    the partial sequences as digits [5^L, L] (4 = MASK), and per number of masks m (L .. 1) and
+    position l the states with l masked (``sl``) and their children's indices per revealed value."""
+    if length not in _PATHS:
+        n_states = 5 ** length
+        pw = 5 ** np.arange(length - 1, -1, -1)
+        digits = (np.arange(n_states)[:, None] // pw) % 5                  # [5^L, L], 4 = MASK
+        n_masked = (digits == MASK).sum(1)
+        steps = []
+        for m in range(length, 0, -1):
+            s = np.flatnonzero(n_masked == m)
+            for l in range(length):
+                sl = s[digits[s, l] == MASK]
+                steps.append((m, l, sl, [sl - (MASK - v) * pw[l] for v in range(4)]))
+        _PATHS[length] = (digits, steps, np.flatnonzero(n_masked == 0))
+    return _PATHS[length]
+
+
 @torch.no_grad()
 def exact_distribution(model: Denoiser, chunk: int = 1 << 16) -> np.ndarray:
     """The sampler's exact output distribution over {0..3}^L, in :func:`all_sequences` order.
@@ -90,26 +112,19 @@ def exact_distribution(model: Denoiser, chunk: int = 1 << 16) -> np.ndarray:
     f(all masked) = 1 and f(s with position l revealed as v) += f(s) * p(v | s, l) / #masked(s);
     the probabilities of the full sequences are f at the states with no mask."""
     length = model.length
-    n_states = 5 ** length
-    pw = 5 ** np.arange(length - 1, -1, -1)
-    digits = (np.arange(n_states)[:, None] // pw) % 5                  # [5^L, L], 4 = MASK
+    digits, steps, full = _unmasking_paths(length)
+    n_states = len(digits)
     logp = np.empty((n_states, length, 4), dtype=np.float64)
     for a in range(0, n_states, chunk):
         logp[a:a + chunk] = model(torch.from_numpy(digits[a:a + chunk])).double().numpy()
     probs = np.exp(logp)
     probs /= probs.sum(-1, keepdims=True)                               # float32 softmax, renormalised in float64
-    n_masked = (digits == MASK).sum(1)
     f = np.zeros(n_states)
     f[n_states - 1] = 1.0                                                # all masked: every digit 4
-    for m in range(length, 0, -1):
-        s = np.flatnonzero(n_masked == m)
-        for l in range(length):
-            sl = s[digits[s, l] == MASK]
-            for v in range(4):
-                child = sl - (MASK - v) * pw[l]
-                f[child] += f[sl] * probs[sl, l, v] / m                 # children distinct per (l, v)
-    full = np.flatnonzero(n_masked == 0)                                 # increasing = base-4 order
-    return f[full]
+    for m, l, sl, children in steps:
+        for v, child in enumerate(children):
+            f[child] += f[sl] * probs[sl, l, v] / m                     # children distinct per (l, v)
+    return f[full]                                                       # increasing = base-4 order
 
 
 def kl(p: np.ndarray, q: np.ndarray) -> float:

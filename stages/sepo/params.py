@@ -44,6 +44,7 @@ class SepoParams_(Strict):
     clip: float = Field(gt=0, lt=1, description="PPO clipping epsilon of the ratio")
     per_group: bool = Field(description="standardise rewards within each group (GRPO) instead of across the batch (released code)")
     eval_every: int = Field(ge=1, description="exact (KL, reward) of the SEPO model every this many steps: the curve's points")
+    snis_samples: int = Field(ge=1, description="M, the released loss's self-normalised importance samples per neighbour")
 
 
 class RwftParams(Strict):

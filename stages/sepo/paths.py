@@ -2,8 +2,9 @@
 not from one another, so a stage's deps (its imports) are the modules it runs and no more."""
 DATA = "data/sepo/sequences.npz"
 PRETRAINED = "data/sepo/pretrained"          # MLflow pyfunc model folder
-FINETUNED = "data/sepo/sepo_model"           # MLflow pyfunc model folder
+FINETUNED = "data/sepo/sepo_model"           # MLflow pyfunc model folder (released SEPO)
 CURVES = "data/sepo/curves.json"
+PRETRAINED_DIST = "data/sepo/pretrained_dist.npz"   # every seed's exact pre-trained distribution
 PREPARE_METRICS = "reports/sepo/prepare.json"
 TRAIN_METRICS = "reports/sepo/train.json"
 METRICS = "reports/sepo/metrics.json"

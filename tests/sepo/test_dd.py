@@ -149,3 +149,99 @@ def test_kl_matches_scipy():
     p[:3] = 0
     p /= p.sum()
     assert kl(p, q) == pytest.approx(entropy(p, q), rel=1e-12)
+
+
+# ---- the released loss (ozekri/SEPO _compute_loss_sepo and its helpers), against the formulas
+
+def test_released_advantages_standardise_each_column_across_groups():
+    from stages.sepo.policy import released_advantages
+
+    r = np.array([1.0, 10.0, 3.0, 10.0, 5.0, 40.0])          # groups of 2: [[1, 10], [3, 10], [5, 40]]
+    a = released_advantages(r, 3).reshape(3, 2)
+    assert np.allclose(a[:, 0], [-1, 0, 1], atol=1e-6)        # column 1, 3, 5: mean 3, unbiased sd 2
+    assert np.allclose(a[:, 1], (np.array([10, 10, 40]) - 20) / np.std([10, 10, 40], ddof=1), atol=1e-6)
+    with pytest.raises(ValueError, match="at least 2 groups"):
+        released_advantages(r, 1)
+    with pytest.raises(ValueError, match="equal groups"):
+        released_advantages(r, 4)
+
+
+def test_hamming_neighbours_are_every_single_edit_and_x_itself():
+    from stages.sepo.policy import hamming_neighbours
+
+    x = torch.tensor([[0, 1, 2], [3, 3, 0]])
+    y = hamming_neighbours(x)
+    assert y.shape == (2, 3, 4, 3)
+    for i in range(2):
+        for l in range(3):
+            for v in range(4):
+                want = x[i].clone()
+                want[l] = v
+                assert torch.equal(y[i, l, v], want)
+
+
+def test_released_pi_is_the_snis_over_the_diagonal_with_a_constant_proposal():
+    """The released compute_expression, written out: pi(z | y) = RELEASED_MOVE_CHANCE p(z | clean y);
+    m draws per position; "pi(z_i)" = 1 / clamp(log-prob, 1e-8) = 1e8 (every log-probability <= 0);
+    sample k enters through position k only."""
+    from stages.sepo.policy import RELEASED_MOVE_CHANCE, hamming_neighbours, released_pi
+
+    m_, length, M = _model(4, 5), 4, 2
+    x = torch.tensor([[0, 3, 3, 1], [2, 2, 0, 1]])
+    got = released_pi(m_, x, M, torch.Generator().manual_seed(3))
+    y = hamming_neighbours(x).reshape(-1, length)
+    with torch.no_grad():
+        logp = m_(y)
+    assert torch.all(logp.clamp(min=1e-8) == 1e-8)            # quirk 1: the clamp of a log-probability
+    pi = logp.exp() * RELEASED_MOVE_CHANCE
+    z = torch.multinomial(pi.reshape(-1, 4), M, replacement=True,
+                          generator=torch.Generator().manual_seed(3)).view(-1, length, M)
+    want = torch.empty(len(y))
+    for j in range(len(y)):
+        p_k = torch.stack([pi[j, k, z[j, k, k]] for k in range(M)])   # sample k at position k
+        w = 1e8 / (p_k + 1e-8)
+        want[j] = (p_k * w).sum() / (w.sum() + 1e-8)
+    assert torch.allclose(got.reshape(-1), want, rtol=1e-5)
+    # a model whose outputs at positions >= M change leaves pi_y as it was (positions 0 .. M-1 only)
+    assert got.shape == (2, length, 4) and float(got.min()) > 0
+
+
+def test_released_loss_by_hand_and_its_gradient_direction():
+    """Two groups of two: the released loss is the mean over the groups of min(A_g . sum pi rho log s / B,
+    A_g . sum pi clip(rho) log s / B), rho = (pi / pi_old)(s_old / s); its gradient flows through log s alone."""
+    import copy
+
+    from stages.sepo.policy import released_loss, released_pi
+
+    m_ = _model(3, 6)
+    old = copy.deepcopy(m_)
+    with torch.no_grad():
+        for prm in m_.parameters():
+            prm.add_(0.05 * torch.randn_like(prm))
+    x = torch.tensor([[0, 1, 2], [3, 3, 0], [1, 1, 1], [2, 0, 3]])
+    adv = torch.tensor([1.0, -0.5, 0.2, -0.7])
+    got = released_loss(m_, old, x, adv, 2, 0.2, 2, torch.Generator().manual_seed(9))
+    gen = torch.Generator().manual_seed(9)
+    with torch.no_grad():
+        pi_old = released_pi(old, x, 2, gen)
+        pi = released_pi(m_, x, 2, gen)
+        log_s, s_old = m_(x), old(x).exp()
+    rho = (pi / pi_old) * (s_old / log_s.exp())
+    want = 0.0
+    for g in (slice(0, 2), slice(2, 4)):
+        a = adv[g] @ (pi * rho * log_s).sum((1, 2))[g] / 2
+        b = adv[g] @ (pi * rho.clamp(0.8, 1.2) * log_s).sum((1, 2))[g] / 2
+        want += float(min(a, b)) / 2
+    assert float(got) == pytest.approx(want, rel=1e-5)
+    got.backward()
+    assert all(p.grad is not None for p in m_.parameters()) and all(p.grad is None for p in old.parameters())
+
+
+def test_sepo_refuses_an_unknown_objective():
+    from stages.sepo.runs import sepo
+
+    m_ = _model(4, 7)
+    r_all = motif_reward(all_sequences(4), "TATA", 0.25)
+    with pytest.raises(ValueError, match="unknown SEPO objective"):
+        sepo(m_, lambda s: motif_reward(s, "TATA", 0.25), exact_distribution(m_), r_all, steps=1, groups=2,
+             group_size=2, inner=1, lr=1e-4, clip=0.2, per_group=False, eval_every=1, seed=0, objective="ppo")

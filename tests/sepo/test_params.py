@@ -21,3 +21,9 @@ def test_motif_must_be_dna_and_fit(params_copy):
 def test_best_of_must_increase(params_copy):
     params_copy["sepo"]["paper"]["evaluate"]["best_of"] = [4, 2]
     assert "best_of must be >= 1 and strictly increasing" in params_error("sepo", PARAMS, params_copy)
+
+
+def test_snis_samples_must_be_positive(params_copy):
+    params_copy["sepo"]["default"]["train"]["sepo"]["snis_samples"] = 0
+    msg = params_error("sepo", PARAMS, params_copy)
+    assert "snis_samples" in msg and "greater than or equal to 1" in msg
