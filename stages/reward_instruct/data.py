@@ -1,9 +1,17 @@
 """What the reward_instruct stages share besides paths: sklearn's digits as the study scales them
-(:func:`load_digits_scaled`) and the few-step generator runs, in report order (:data:`RUNS`: the
-keys ``<run>_steps`` and ``<run>_x`` of the samples file train writes and evaluate reads)."""
+(:func:`load_digits_scaled`), the few-step generator runs, in report order (:data:`RUNS`: the keys
+``s<seed>_<run>_steps`` and ``s<seed>_<run>_x`` of the samples file train writes and evaluate
+reads, :func:`sample_key`)."""
 from __future__ import annotations
 
-RUNS = ("r0", "distill", "unregularised", "r0_aggressive")
+RUNS = ("r0", "distill", "unregularised", "r0_aggressive", "distill_regularised")
+# runs the calibration can add (benchmarks/reward_instruct/calibration.py); the stages do not run them
+EXTRA_RUNS = ("unregularised_gentle",)
+
+
+def sample_key(seed: int, key: str) -> str:
+    """A seed's array in the samples file (``teacher_ref``, ``r0_x``, ...)."""
+    return f"s{seed}_{key}"
 
 
 def load_digits_scaled():

@@ -171,9 +171,11 @@ def train_generator(net, abar, reward_clf, *, method: str, steps: int, batch: in
 
     method ``r0``: loss = CE(reward_clf(x_gen), c) + lam ||theta - theta0||^2, x_gen from a
     ``gen_steps``-step DDIM with eta ~ U[0, 1] per sample when ``random_eta`` (else eta = 0).
-    method ``distill``: loss = MSE(x_gen, teacher target) + w_reward CE(...), x_gen from the
-    deterministic chain started at the pool's noise (``pool``: dict z, c, target from the
-    teacher's many-step DDIM). ``on_checkpoint(step)`` is called at each step in ``checkpoints``
+    method ``distill``: loss = MSE(x_gen, teacher target) + w_reward CE(...) + lam ||theta -
+    theta0||^2, x_gen from the chain started at the pool's noise (``pool``: dict z, c, target
+    from the teacher's many-step DDIM), deterministic (eta = 0) unless ``random_eta`` (the
+    distillation baseline runs lam = 0 and eta = 0; with R0's lam and random eta it is R0 with
+    the distillation loss put back). ``on_checkpoint(step)`` is called at each step in ``checkpoints``
     (0 = before training). Returns per-step dicts (loss, reward log-prob, ||dtheta||^2)."""
     import torch
     import torch.nn.functional as F
@@ -192,18 +194,20 @@ def train_generator(net, abar, reward_clf, *, method: str, steps: int, batch: in
     if 0 in checkpoints:
         on_checkpoint(0)
     for step in range(1, steps + 1):
+        penalty = lam * sq_distance(net, ref) if lam > 0 else 0.0
         if method == "r0":
             c = torch.randint(0, N_CLASSES, (batch,), generator=gen)
             eta = torch.rand(batch, 1, generator=gen) if random_eta else 0.0
             x = sample(net, abar, c, gen_steps, gen, eta=eta)
             logp = F.log_softmax(reward_clf(x), 1).gather(1, c[:, None]).mean()
-            loss = -logp + (lam * sq_distance(net, ref) if lam > 0 else 0.0)
+            loss = -logp + penalty
         else:
             idx = torch.randint(0, len(pool["c"]), (batch,), generator=gen)
             c = pool["c"][idx]
-            x = sample(net, abar, c, gen_steps, gen, eta=0.0, z=pool["z"][idx])
+            eta = torch.rand(batch, 1, generator=gen) if random_eta else 0.0
+            x = sample(net, abar, c, gen_steps, gen, eta=eta, z=pool["z"][idx])
             logp = F.log_softmax(reward_clf(x), 1).gather(1, c[:, None]).mean()
-            loss = ((x - pool["target"][idx]) ** 2).mean() - w_reward * logp
+            loss = ((x - pool["target"][idx]) ** 2).mean() - w_reward * logp + penalty
         opt.zero_grad()
         loss.backward()
         opt.step()

@@ -9,3 +9,8 @@ TRAIN_METRICS = "reports/reward_instruct/train.json"
 METRICS = "reports/reward_instruct/metrics.json"
 PLOT, PLOT_DATA = "reports/reward_instruct/reward_vs_fd.png", "reports/reward_instruct/reward_vs_fd.csv"
 GRID = "reports/reward_instruct/samples.png"
+
+
+def seed_dir(seed: int) -> str:
+    """One verdict seed's sub-folder (of MODELS)."""
+    return f"seed_{seed}"
