@@ -1,9 +1,10 @@
 """mpo evaluate: the figures the claims read, the return-vs-noise plot and its table, and the two
 registered policies rolled out in gymnasium's own Pendulum-v1.
 
-Outputs: reports/mpo/metrics.json (what claims.yaml checks), reports/mpo/return_vs_noise.png and
-its data reports/mpo/return_vs_noise.csv (one row per setting and method: mean test score over the
-held-out draws, with a 90 % t interval).
+Outputs: reports/mpo/metrics.json (what claims.yaml checks: the mean over the verdict seeds and
+``per_seed``), reports/mpo/return_vs_noise.png and its data reports/mpo/return_vs_noise.csv (one row
+per setting and method: the mean over the verdict seeds of each seed's mean test score, with a 90 %
+t interval over the seeds).
 """
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from .paths import METRICS, MODELS, PLOT, PLOT_DATA, RESULTS
 
 METHODS = {"dpo_b1": "DPO (beta=1)", "dpo_tuned": "DPO (beta tuned)", "cdpo_tuned": "cDPO (beta tuned)",
            "orpo_tuned": "ORPO (beta tuned)", "discovered": "discovered (CMA-ES)",
-           "corner": "discovered beta, eps on the DPO/cDPO corner"}
+           "corner": "discovered beta, eps on the DPO/cDPO corner",
+           "corner_search": "CMA-ES over the DPO/cDPO corner (control)"}
 
 
 def gym_returns(folder, episodes: int, seed: int) -> list[float]:
@@ -57,17 +59,27 @@ def main() -> None:
         from .experiment import claim_metrics
         from .po import normalised
 
+        from stages.common.seeds import per_seed_metrics
+
         out = json.loads(ctx.path(RESULTS).read_text())
-        res, flips = out["results"], out["flips"]
-        m = claim_metrics(res, flips, out["target_flip"])
+        flips, seeds = out["flips"], [str(s) for s in ctx.seeds]
+        if sorted(out["seeds"]) != sorted(seeds):
+            raise ValueError(f"results.json has seeds {sorted(out['seeds'])}, the profile {seeds}: rerun train")
+        per = {int(s): claim_metrics(out["seeds"][s]["results"], flips, out["target_flip"]) for s in seeds}
+        for s in seeds:
+            per[int(s)]["discovered_loss"] = out["seeds"][s]["discovered"]
+            per[int(s)]["corner_search_loss"] = out["seeds"][s]["corner_search"]
         rows = []
-        for s, r in res.items():
+        for setting in out["seeds"][seeds[0]]["results"]:
             for key, label in METHODS.items():
-                name = r["selected"][key[:-6] + "_"] if key.endswith("_tuned") else key
-                v = r["test"][name]
+                v = []
+                for s in seeds:
+                    r = out["seeds"][s]["results"][setting]
+                    name = r["selected"][key[:-6] + "_"] if key.endswith("_tuned") else key
+                    v.append(float(np.mean(r["test"][name])))
                 ci = t_interval(v, 0.9) if len(v) > 1 else {"low": v[0], "high": v[0]}
-                rows.append({"setting": s, "flip": float(s[4:]) if s.startswith("flip") else None,
-                             "method": label, "config": name, "score": float(np.mean(v)),
+                rows.append({"setting": setting, "flip": float(setting[4:]) if setting.startswith("flip") else None,
+                             "method": label, "score": float(np.mean(v)),
                              "low": float(ci["low"]), "high": float(ci["high"])})
         write_csv(ctx.path(PLOT_DATA), rows)
         fig, (ax, bx) = new_figure(1, 2, figsize=(10, 4), gridspec_kw={"width_ratios": [3, 2]})
@@ -77,7 +89,7 @@ def main() -> None:
                         yerr=[[r["score"] - r["low"] for r in pts], [r["high"] - r["score"] for r in pts]],
                         marker="o", capsize=3, label=label, ls="--" if "corner" in label else "-")
         ax.axvline(out["target_flip"], color="grey", lw=0.8, ls=":")
-        ax.set(xlabel="label-flip rate (held-out draws)", ylabel="normalised return (0 random, 1 expert)",
+        ax.set(xlabel=f"label-flip rate (held-out draws; 90 % t interval over seeds {', '.join(seeds)})", ylabel="normalised return (0 random, 1 expert)",
                title="mpo: Pendulum-v1, return vs label noise")
         ax.legend(fontsize=7)
         mixed = [r for r in rows if r["setting"] == "mixed"]
@@ -86,17 +98,20 @@ def main() -> None:
         bx.set(xlabel="normalised return", title="mixed-quality set (clean labels)")
         bx.tick_params(labelsize=7)
         save_png(fig, ctx.path(PLOT))
-        # the registered policies in gymnasium itself
-        lo, hi = out["bounds"]
+        # the registered policies (trained on the first verdict seed) in gymnasium itself
+        first = seeds[0]
+        lo, hi = out["seeds"][first]["bounds"]
+        gym = {}
         for name in ("dpo", "discovered"):
-            ret = gym_returns(ctx.path(f"{MODELS}/{name}"), ctx.params.evaluate.gym_episodes, ctx.seed)
-            m[f"gym_{name}_score"] = float(normalised(np.mean(ret), lo, hi))
-        m["discovered_loss"] = out["discovered"]
+            ret = gym_returns(ctx.path(f"{MODELS}/{name}"), ctx.params.evaluate.gym_episodes, int(first))
+            gym[f"gym_{name}_score"] = float(normalised(np.mean(ret), lo, hi))
+        m = per_seed_metrics(per, **gym)
         write_json(ctx.path(METRICS), m)
         for k, v in m.items():
-            if k not in ("scores", "discovered_loss"):
-                print(f"  {k}: {v:.3f}", flush=True)
-
+            if isinstance(v, float):
+                vals = [per[int(s)][k] for s in seeds] if k in per[int(first)] else []
+                print(f"  {k}: mean {v:.3f}" + (f"  per seed {', '.join(f'{x:.3f}' for x in vals)}" if vals else ""),
+                      flush=True)
 
 if __name__ == "__main__":
     main()

@@ -250,6 +250,81 @@ def train_po(ref_state: dict, prefs: Prefs, theta: dict, hidden: int, steps: int
     return pol
 
 
+POLICY_KEYS = ("0.weight", "0.bias", "2.weight", "2.bias", "4.weight", "4.bias")
+
+
+def _stacked_forward(ps, x):
+    """The policy MLP of ``make_policy`` for B members at once: weights with a leading member
+    dimension, ``x`` (B, n, 3) -> logits (B, n, A)."""
+    import torch
+
+    w1, b1, w2, b2, w3, b3 = ps
+    h = torch.tanh(torch.baddbmm(b1.unsqueeze(1), x, w1.transpose(1, 2)))
+    h = torch.tanh(torch.baddbmm(b2.unsqueeze(1), h, w2.transpose(1, 2)))
+    return torch.baddbmm(b3.unsqueeze(1), h, w3.transpose(1, 2))
+
+
+def family_loss_batch(logits, ref_logp, w, lo, th: dict):
+    """``family_loss`` for B members at once: ``logits``/``ref_logp`` (B, n, A), ``w``/``lo`` (B, n),
+    ``th`` maps each of FAMILY_KEYS to a (B, 1) tensor. Returns each member's mean loss, (B,). A zero
+    ``w_ref`` or ``lam`` multiplies its term by 0, which leaves the same value as leaving it out."""
+    import torch
+    import torch.nn.functional as F
+
+    logp = F.log_softmax(logits, -1)
+    lp_w, lp_l = logp.gather(-1, w[..., None])[..., 0], logp.gather(-1, lo[..., None])[..., 0]
+
+    def log1m(a):
+        mask = F.one_hot(a, logits.shape[-1]).bool()
+        return torch.logsumexp(logp.masked_fill(mask, -1e30), -1)
+    c, d = th["c"], th["d"]
+    r_w = mirror(lp_w, log1m(w), c, d)
+    r_l = mirror(lp_l, log1m(lo), c, d)
+    ref_w, ref_l = ref_logp.gather(-1, w[..., None])[..., 0], ref_logp.gather(-1, lo[..., None])[..., 0]
+    rw_ref = mirror(ref_w, torch.log1p(-ref_w.exp().clamp(max=1 - 1e-6)), c, d)
+    rl_ref = mirror(ref_l, torch.log1p(-ref_l.exp().clamp(max=1 - 1e-6)), c, d)
+    r_w = r_w - th["w_ref"] * rw_ref
+    r_l = r_l - th["w_ref"] * rl_ref
+    margin = th["beta"] * (r_w - r_l)
+    eps = th["eps"]
+    loss = (1 - eps) * F.softplus(-margin) + eps * F.softplus(margin) - th["lam"] * lp_w
+    return loss.mean(-1)
+
+
+def train_po_batch(ref_state: dict, prefs: list, thetas: list[dict], hidden: int, steps: int, lr: float):
+    """``train_po`` for many (draw, loss) members at once, one stacked network with a member
+    dimension (the same reference for all; draws of equal size): full batch, ``steps`` Adam steps
+    (Adam is elementwise and the members' losses are summed, so each member follows its own
+    gradient). Returns one ``make_policy`` module per member."""
+    import torch
+    import torch.nn.functional as F
+
+    from stages.common.optim import Adam
+
+    n = len(thetas)
+    if n != len(prefs) or n == 0:
+        raise ValueError(f"train_po_batch: {len(prefs)} draws for {n} losses")
+    base = [ref_state[k].detach().float() for k in POLICY_KEYS]
+    params = [b.unsqueeze(0).repeat(n, *([1] * b.dim())).clone().requires_grad_(True) for b in base]
+    x = torch.stack([torch.from_numpy(np.asarray(pr.s, dtype=np.float32)) for pr in prefs])
+    w = torch.stack([torch.from_numpy(np.asarray(pr.w)).long() for pr in prefs])
+    lo = torch.stack([torch.from_numpy(np.asarray(pr.lo)).long() for pr in prefs])
+    th = {k: torch.tensor([float(t[k]) for t in thetas], dtype=torch.float32).view(n, 1) for k in FAMILY_KEYS}
+    with torch.no_grad():
+        ref_logp = F.log_softmax(_stacked_forward([p.detach() for p in params], x), -1)
+    opt = Adam(params, lr=lr)
+    for _ in range(steps):
+        opt.zero_grad()
+        family_loss_batch(_stacked_forward(params, x), ref_logp, w, lo, th).sum().backward()
+        opt.step()
+    out = []
+    for i in range(n):
+        pol = make_policy(hidden)
+        pol.load_state_dict({k: p[i].detach().clone() for k, p in zip(POLICY_KEYS, params)})
+        out.append(pol)
+    return out
+
+
 def normalised(ret: np.ndarray | float, lo: float, hi: float):
     """(return - random policy's) / (expert's - random policy's): 0 random, 1 expert."""
     return (np.asarray(ret) - lo) / (hi - lo)
