@@ -37,7 +37,7 @@ def scipy_solve(maze):
 
 
 def main(n: int = 8, count: int = 30) -> None:
-    rng = np.random.default_rng(0)
+    rng = np.random.default_rng(1000)   # a calibration seed (benchmarks never use a verdict seed)
     mazes = [generate(n, v, rng) for v in ("base", "key_door", "ice") for _ in range(count)]
     t0 = time.process_time()
     ours = [solve(m) for m in mazes]

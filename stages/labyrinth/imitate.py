@@ -1,6 +1,7 @@
 """Imitation learners on labyrinth mazes: behaviour cloning from the exact (BFS) expert's
 demonstrations, and DAgger (Ross, Gordon & Bagnell 2011) with the same expert relabelling the
-states the learner visits. Our own torch code (the ``imitation`` library cannot install here).
+states the learner visits. Our own torch code: the ``imitation`` library (1.0.1) does not install
+beside the repository's pins (README: labyrinth, Deviations).
 
 The expert is deterministic: at every state it takes the first optimal action (lowest index among
 the actions that lower the exact distance to the goal by one); its label is that action, and the
@@ -68,8 +69,12 @@ def expert_demos(tasks: list[Task], view_radius: int | None):
     return np.stack(xs), np.stack(ys)
 
 
-def fit(net, x: np.ndarray, y: np.ndarray, epochs: int, lr: float, batch: int, gen) -> list[float]:
-    """Minibatch cross-entropy against the expert's action distribution; returns the epoch losses."""
+def fit(net, x: np.ndarray, y: np.ndarray, epochs: int, lr: float, batch: int, gen,
+        label: str = "") -> list[float]:
+    """Minibatch cross-entropy against the expert's action distribution; returns the epoch losses.
+    With ``label``, prints a progress line at most every 5 s."""
+    import time
+
     import torch
 
     from stages.common.optim import Adam
@@ -77,7 +82,8 @@ def fit(net, x: np.ndarray, y: np.ndarray, epochs: int, lr: float, batch: int, g
     opt = Adam(net.parameters(), lr=lr)
     xt, yt = torch.from_numpy(x), torch.from_numpy(y)
     losses = []
-    for _ in range(epochs):
+    last = time.perf_counter()
+    for ep in range(epochs):
         perm = torch.randperm(len(xt), generator=gen)
         total = 0.0
         for i in range(0, len(xt), batch):
@@ -89,6 +95,9 @@ def fit(net, x: np.ndarray, y: np.ndarray, epochs: int, lr: float, batch: int, g
             opt.step()
             total += float(loss.detach()) * len(idx)
         losses.append(total / len(xt))
+        if label and time.perf_counter() - last > 5:
+            last = time.perf_counter()
+            print(f"    {label}: epoch {ep + 1}/{epochs}, loss {losses[-1]:.4f}", flush=True)
     return losses
 
 
@@ -132,28 +141,40 @@ def rollout(net, tasks: list[Task], view_radius: int | None, max_steps: int, bet
 
 
 def train_bc(tasks: list[Task], view_radius: int | None, epochs: int, lr: float, batch: int, seed: int,
-             width: int = 32, hidden: int = 128):
-    """Behaviour cloning on one optimal demonstration per training maze."""
+             width: int = 32, hidden: int = 128, label: str = ""):
+    """Behaviour cloning on one optimal demonstration per training maze. The initial weights come
+    from ``torch.manual_seed(seed)``, the minibatch order from stream 0 of the seed."""
     import torch
 
+    from stages.common.seeds import torch_generator
+
     torch.manual_seed(seed)
-    gen = torch.Generator().manual_seed(seed)
+    gen = torch_generator(seed, 0)
     net = policy_net(tasks[0].maze.n, width, hidden)
     x, y = expert_demos(tasks, view_radius)
-    losses = fit(net, x, y, epochs, lr, batch, gen)
+    losses = fit(net, x, y, epochs, lr, batch, gen, label)
     return net, {"loss": losses, "n_samples": len(x)}
 
 
 def train_dagger(tasks: list[Task], view_radius: int | None, epochs: int, lr: float, batch: int, seed: int,
-                 iterations: int, epochs_per_iter: int, max_steps: int, width: int = 32, hidden: int = 128):
+                 iterations: int, epochs_per_iter: int, max_steps: int, width: int = 32, hidden: int = 128,
+                 bc=None, label: str = ""):
     """DAgger: behaviour cloning first (beta = 1), then ``iterations`` rounds of rolling out the
     mixture (expert with probability beta_i = 0.5^i), relabelling every visited state with the
-    expert's optimal actions, aggregating, and training on the aggregate."""
-    import torch
+    expert's optimal actions, aggregating, and training on the aggregate. ``bc``: a ``(net,
+    info)`` that ``train_bc`` returned for the same tasks, seed and sizes (copied, not changed):
+    it is what the first step would train, so it is not trained twice. The minibatch order comes
+    from stream 1 of the seed, the mixture's coin from stream 2."""
+    import copy
 
-    net, info = train_bc(tasks, view_radius, epochs, lr, batch, seed, width, hidden)
-    gen = torch.Generator().manual_seed(seed + 1)
-    rng = np.random.default_rng(seed + 2)
+    from stages.common.seeds import rng as seed_rng
+    from stages.common.seeds import torch_generator
+
+    if bc is None:
+        bc = train_bc(tasks, view_radius, epochs, lr, batch, seed, width, hidden, label)
+    net, info = copy.deepcopy(bc[0]), bc[1]
+    gen = torch_generator(seed, 1)
+    rng = seed_rng(seed, 2)
     x, y = expert_demos(tasks, view_radius)
     losses = list(info["loss"])
     sizes = [len(x)]
@@ -161,7 +182,7 @@ def train_dagger(tasks: list[Task], view_radius: int | None, epochs: int, lr: fl
         _, _, data = rollout(net, tasks, view_radius, max_steps, beta=0.5 ** i, rng=rng, record=True)
         if data is not None:
             x, y = np.concatenate([x, data[0]]), np.concatenate([y, data[1]])
-        losses += fit(net, x, y, epochs_per_iter, lr, batch, gen)
+        losses += fit(net, x, y, epochs_per_iter, lr, batch, gen, label and f"{label} round {i}")
         sizes.append(len(x))
     return net, {"loss": losses, "n_samples": len(x), "aggregate_sizes": sizes}
 

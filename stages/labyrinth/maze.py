@@ -465,8 +465,9 @@ def parse_official(text: str) -> Maze:
 
 
 def load_mazes(path) -> dict:
-    """{variant: {split: [Maze]}} from data/labyrinth/mazes.json."""
+    """{seed: {variant: {split: [Maze]}}} from data/labyrinth/mazes.json (one entry per verdict seed)."""
     import json
 
     raw = json.loads(path.read_text())
-    return {v: {k: [Maze.from_dict(d) for d in ms] for k, ms in s.items()} for v, s in raw.items()}
+    return {int(seed): {v: {k: [Maze.from_dict(d) for d in ms] for k, ms in s.items()} for v, s in per.items()}
+            for seed, per in raw.items()}
