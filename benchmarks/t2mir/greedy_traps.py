@@ -23,25 +23,23 @@ from stages.t2mir.run import rollout_returns
 
 
 def tiny_stand_in(folder: Path, k: int) -> None:
-    """``folder``/tasks.npz and ``folder``/models/{dense,t2mir}.{pt,json}, as the prepare and train
-    stages write them, at tiny sizes (3 training steps): the smoke's stand-in for a run's outputs."""
+    """``folder``/tasks.npz and ``folder``/models/s<seed>/{dense,t2mir}.pt with their configs, as the
+    prepare and train stages write them, at tiny sizes (3 training steps) for calibration seed 1000:
+    the smoke's stand-in for a run's outputs."""
     from stages.common.io import write_npz
-    from stages.t2mir.icl import MODEL_KEYS, make_pools, split_tasks
-    from stages.t2mir.run import train_model
+    from stages.t2mir.icl import MODEL_KEYS
+    from stages.t2mir.run import prepare_seed, train_model
 
-    size, rng = 4, np.random.default_rng(0)
-    tr, te = split_tasks(size, 0.25, rng)
-    arrays = {"size": np.array(size), "train_goals": tr, "test_goals": te}
-    for name, goals in (("train", tr), ("test", te)):
-        arrays.update({f"{name}_{key}": v for key, v in make_pools(goals, size, 20, rng).items()})
-    write_npz(folder / "tasks.npz", arrays)
+    size, seed = 4, 1000
+    arrays = {f"s{seed}/{key}": v for key, v in prepare_seed(size, 0.25, 20, seed).items()}
+    write_npz(folder / "tasks.npz", {**arrays, "seeds": np.array([seed])})
     cfg = dict(steps=3, tasks_per_batch=4, contexts_per_task=2, k=k, lr=3e-3, d=16, heads=2, layers=1, n_token=4,
                n_task=4, top_k=2, hidden=8, balance_w=0.1, contrast_w=0.01, tau=0.1)
-    (folder / "models").mkdir()
-    t = load_tasks(folder / "tasks.npz")
+    (folder / "models" / f"s{seed}").mkdir(parents=True)
+    t = load_tasks(folder / "tasks.npz", seed)
     for v in ("dense", "t2mir"):
-        model, _ = train_model(size, v, *t["train"], seed=0, **cfg)
-        torch.save(model.state_dict(), folder / "models" / f"{v}.pt")
+        model, _ = train_model(size, v, *t["train"], seed=seed, **cfg)
+        torch.save(model.state_dict(), folder / "models" / f"s{seed}" / f"{v}.pt")
         (folder / "models" / f"{v}.json").write_text(json.dumps(
             {"size": size, "k": k, "variant": v, **{key: cfg[key] for key in MODEL_KEYS}}))
 
@@ -58,6 +56,7 @@ def main() -> None:
     if a.smoke:                    # the same code path at tiny sizes (figures meaningless)
         k, horizon, episodes = 8, 6, 3
         data = Path(tempfile.mkdtemp(prefix="t2mir_traps-"))
+        seed = 1000
         print("smoke: no stage outputs used; tiny tasks and 3-step models in a temp folder", flush=True)
         tiny_stand_in(data, k)
     try:
@@ -68,10 +67,10 @@ def main() -> None:
 
 
 def report(data: Path, seed: int, k: int, horizon: int, episodes: int) -> None:
-    t = load_tasks(data / "tasks.npz")
+    t = load_tasks(data / "tasks.npz", seed)
     size, (goals, pools) = t["size"], t["test"]
     for v in ("dense", "t2mir"):
-        m, _ = load_model(data / "models" / f"{v}.pt", data / "models" / f"{v}.json")
+        m, _ = load_model(data / "models" / f"s{seed}" / f"{v}.pt", data / "models" / f"{v}.json")
         r, ti, _ = rollout_returns(m, size, goals, pools, episodes, k, horizon, np.random.default_rng([seed, 1, 3]))
         rng = np.random.default_rng([seed, 1, 3])            # the same contexts and starts, replayed
         ctx = sample_from_pools(pools, ti, goals, size, k, rng)

@@ -1,6 +1,7 @@
-"""t2mir evaluate: each variant on the held-out tasks (goal cells no training context came from).
+"""t2mir evaluate: for every verdict seed, each variant (dense, uniform, t2mir) on the seed's
+held-out tasks (goal cells no training context came from).
 
-Per variant: the action accuracy at uniform query cells with a context from the task's own
+Per seed and variant: the action accuracy at uniform query cells with a context from the task's own
 in-context dataset, the same with a context from another held-out task (the shuffled-context
 control: no usable in-context information, so the accuracy falls to what the query cell alone
 gives), the same on the training tasks, and the return of greedy in-context rollouts (one
@@ -10,9 +11,10 @@ between variants are paired. Also: the random policy's and the optimal policy's 
 same starts, one rollout replayed through the gymnasium environment (its return must equal the
 batched one) and rendered to a GIF and a PNG strip.
 
-Outputs: reports/t2mir/metrics.json (what claims.yaml checks), heldout.png / heldout.csv
-(accuracy and return per variant with the controls), loss.png (training curves), rollout.gif and
-rollout.png (T2MIR in context on a held-out task, drawn by the environment's rgb_array render).
+Outputs: reports/t2mir/metrics.json (what claims.yaml checks: the mean over seeds and ``per_seed``),
+heldout.png / heldout.csv (accuracy and return per variant and seed, with the shuffled-context
+figures), loss.png (training curves, every seed), rollout.gif and rollout.png (the first verdict
+seed's T2MIR in context on its held-out tasks, drawn by the environment's rgb_array render).
 """
 from __future__ import annotations
 
@@ -48,6 +50,26 @@ def env_rollout(model, size, goal, context, horizon, start):
     return total, frames
 
 
+def replay(model, size, te_goals, te_pools, k, horizon, g6):
+    """One rollout per held-out task (8 at most) through the gymnasium environment: (returns,
+    frames per episode, whether they equal the batched loop's on the same contexts and starts)."""
+    import numpy as np
+
+    from .run import rollout_returns
+
+    shown = min(len(te_goals), 8)
+    starts6 = g6.integers(0, size, size=(shown, 2))
+    j = g6.integers(0, te_pools["a"].shape[1], size=(shown, k))
+    ctx6 = {key: val[np.arange(shown)[:, None], j] for key, val in te_pools.items()}
+    env_rets, tiles = [], []
+    for i in range(shown):
+        r_i, fr = env_rollout(model, size, te_goals[i], {key: val[i] for key, val in ctx6.items()}, horizon, starts6[i])
+        env_rets.append(r_i)
+        tiles.append(fr)
+    batched, _, _ = rollout_returns(model, size, te_goals[:shown], None, 1, k, horizon, g6, context=ctx6, starts=starts6)
+    return env_rets, tiles, bool(np.array_equal(np.array(env_rets), batched))
+
+
 def main() -> None:
     with stage("t2mir", "evaluate", PARAMS) as ctx:
         import io
@@ -55,106 +77,85 @@ def main() -> None:
         import numpy as np
         from PIL import Image
 
+        from stages.common.device import limit_threads
         from stages.common.io import write_bytes, write_json
         from stages.common.plots import new_figure, save_png, write_csv
+        from stages.common.seeds import per_seed_metrics, run_seeds
         from stages.common.stats import t_interval
 
-        from .icl import VARIANTS, load_model, load_tasks
-        from .run import action_accuracy, oracle_returns, random_returns, rollout_returns
-
-        from stages.common.device import limit_threads
+        from .icl import STUDY_VARIANTS, load_model, load_tasks
+        from .run import evaluate_seed
 
         limit_threads()
-        tasks = load_tasks(ctx.path(TASKS))
-        size = tasks["size"]
-        (tr_goals, tr_pools), (te_goals, te_pools) = tasks["train"], tasks["test"]
         p, k = ctx.params.evaluate, ctx.params.train.k
         folder = ctx.path(MODELS)
-        models = {v: load_model(folder / f"{v}.pt", folder / f"{v}.json")[0] for v in VARIANTS}
+        first = ctx.seeds[0]
+        shown_tiles: dict = {}
 
-        def gen(i):
-            return np.random.default_rng([ctx.seed, 1, i])
+        def one(seed: int) -> dict:
+            tasks = load_tasks(ctx.path(TASKS), seed)
+            models = {v: load_model(folder / f"s{seed}" / f"{v}.pt", folder / f"{v}.json")[0] for v in STUDY_VARIANTS}
+            m, _ = evaluate_seed(models, tasks, k, p.queries_per_task, p.episodes_per_task, p.horizon, seed,
+                                 p.train_queries_per_task)
+            te_goals, te_pools = tasks["test"]
+            env_rets, tiles, same = replay(models["t2mir"], tasks["size"], te_goals, te_pools, k, p.horizon,
+                                           np.random.default_rng([seed, 1, 6]))
+            m["env_return"], m["env_matches_batched"] = float(np.mean(env_rets)), same
+            if seed == first:
+                shown_tiles.update(tiles=tiles, size=tasks["size"], n_test=len(te_goals), env_return=m["env_return"])
+            return m
 
-        metrics: dict = {}
-        returns = {}
-        for v, m in models.items():
-            r, ti, starts = rollout_returns(m, size, te_goals, te_pools, p.episodes_per_task, k, p.horizon, gen(3))
-            r_sh, *_ = rollout_returns(m, size, te_goals, te_pools, p.episodes_per_task, k, p.horizon, gen(4),
-                                       shuffle_context=True)
-            returns[v] = r
-            acc = action_accuracy(m, size, te_goals, te_pools, p.queries_per_task, k, gen(0))
-            acc_sh = action_accuracy(m, size, te_goals, te_pools, p.queries_per_task, k, gen(1), shuffle_context=True)
-            ci = t_interval(r, 0.95)
-            metrics[v] = {"heldout_accuracy": acc, "shuffled_accuracy": acc_sh,
-                          "train_accuracy": action_accuracy(m, size, tr_goals, tr_pools, p.queries_per_task, k, gen(2)),
-                          "icl_accuracy_gain": acc - acc_sh,
-                          "heldout_return": ci["mean"], "heldout_return_low": ci["low"], "heldout_return_high": ci["high"],
-                          "shuffled_return": float(r_sh.mean()), "icl_return_gain": float(r.mean() - r_sh.mean())}
-        metrics["random_return"] = float(random_returns(size, te_goals, p.episodes_per_task, p.horizon, gen(5)).mean())
-        metrics["oracle_return"] = float(oracle_returns(te_goals, starts, ti, p.horizon).mean())
-        for v in ("token", "task", "t2mir"):
-            d = returns[v] - returns["dense"]
-            ci = t_interval(d, 0.95) if d.std() > 0 else {"low": float(d.mean()), "high": float(d.mean())}
-            metrics[f"{v}_minus_dense"] = {
-                "return": float(d.mean()), "return_low": ci["low"], "return_high": ci["high"],
-                "accuracy": metrics[v]["heldout_accuracy"] - metrics["dense"]["heldout_accuracy"]}
-        metrics["goal_overlap"] = len({tuple(g) for g in tr_goals} & {tuple(g) for g in te_goals})
-        metrics["n_test_tasks"], metrics["n_train_tasks"] = len(te_goals), len(tr_goals)
-
-        # one rollout per held-out task (8 at most) through the gymnasium environment, rendered; the
-        # returns must equal the batched loop's on the same contexts and start cells
-        g6 = gen(6)
-        shown = min(len(te_goals), 8)
-        starts6 = g6.integers(0, size, size=(shown, 2))
-        j = g6.integers(0, te_pools["a"].shape[1], size=(shown, k))
-        replay = {key: val[np.arange(shown)[:, None], j] for key, val in te_pools.items()}
-        env_rets, tiles = [], []
-        for i in range(shown):
-            r_i, fr = env_rollout(models["t2mir"], size, te_goals[i], {key: val[i] for key, val in replay.items()},
-                                  p.horizon, starts6[i])
-            env_rets.append(r_i)
-            tiles.append(fr)
-        batched, _, _ = rollout_returns(models["t2mir"], size, te_goals[:shown], None, 1, k, p.horizon, g6,
-                                        context=replay, starts=starts6)
-        metrics["env_return"] = float(np.mean(env_rets))
-        metrics["env_matches_batched"] = bool(np.array_equal(np.array(env_rets), batched))
+        results = run_seeds(ctx.seeds, one, what="t2mir evaluate seed")
+        metrics = per_seed_metrics(results)
+        metrics["env_matches_batched"] = all(r["env_matches_batched"] for r in results.values())
         write_json(ctx.path(METRICS), metrics)
 
-        rows = [{"method": v, "heldout_accuracy": metrics[v]["heldout_accuracy"],
-                 "shuffled_accuracy": metrics[v]["shuffled_accuracy"], "train_accuracy": metrics[v]["train_accuracy"],
-                 "heldout_return": metrics[v]["heldout_return"], "shuffled_return": metrics[v]["shuffled_return"]}
-                for v in VARIANTS]
+        rows = [{"method": v, "seed": s, **{key: results[s][v][key] for key in
+                 ("heldout_accuracy", "shuffled_accuracy", "train_accuracy", "heldout_return", "shuffled_return")}}
+                for v in STUDY_VARIANTS for s in ctx.seeds]
         write_csv(ctx.path(PLOT_DATA), rows)
-        names = {"dense": "dense", "token": "token MoE", "task": "task MoE\n+contrastive", "t2mir": "T2MIR"}
-        x = np.arange(len(VARIANTS))
+        names = {"dense": "dense\n(param.-matched)", "uniform": "MoE without\nrouting (control)", "t2mir": "T2MIR"}
+        x = np.arange(len(STUDY_VARIANTS))
+
+        def seed_ci(values):
+            v = np.asarray(values, dtype=float)
+            if len(v) < 2 or v.std() == 0:
+                return float(v.mean()), 0.0
+            ci = t_interval(v, 0.95)
+            return ci["mean"], ci["high"] - ci["mean"]
+
         fig, axes = new_figure(1, 2, figsize=(10, 3.8))
-        axes[0].bar(x - 0.2, [metrics[v]["heldout_accuracy"] for v in VARIANTS], 0.38, label="own context")
-        axes[0].bar(x + 0.2, [metrics[v]["shuffled_accuracy"] for v in VARIANTS], 0.38, label="shuffled context")
-        axes[0].set(xticks=x, xticklabels=[names[v] for v in VARIANTS], ylim=(0, 1.1), ylabel="optimal-action accuracy",
-                    title=f"held-out tasks ({len(te_goals)} goals, {size}x{size})")
-        axes[0].legend(fontsize=8, loc="upper right", ncol=2)
-        mean = np.array([metrics[v]["heldout_return"] for v in VARIANTS])
-        err = np.array([[mean[i] - metrics[v]["heldout_return_low"], metrics[v]["heldout_return_high"] - mean[i]]
-                        for i, v in enumerate(VARIANTS)]).T
-        axes[1].bar(x - 0.2, mean, 0.38, yerr=err, capsize=3, label="own context (95% t)")
-        axes[1].bar(x + 0.2, [metrics[v]["shuffled_return"] for v in VARIANTS], 0.38, label="shuffled context")
+        for ax, key, ylabel in ((axes[0], "accuracy", "optimal-action accuracy"), (axes[1], "return", f"return ({p.horizon} steps)")):
+            for off, kind, label in ((-0.2, "heldout", "own context"), (0.2, "shuffled", "shuffled context")):
+                stats = [seed_ci([results[s][v][f"{kind}_{key}"] for s in ctx.seeds]) for v in STUDY_VARIANTS]
+                ax.bar(x + off, [m for m, _ in stats], 0.38, yerr=[e for _, e in stats], capsize=3,
+                       label=f"{label} (mean over seeds, 95% t)")
+                for i, v in enumerate(STUDY_VARIANTS):
+                    ax.plot([x[i] + off] * len(ctx.seeds), [results[s][v][f"{kind}_{key}"] for s in ctx.seeds],
+                            "k.", ms=3)
+            ax.set(xticks=x, ylabel=ylabel)
+            ax.set_xticklabels([names[v] for v in STUDY_VARIANTS], fontsize=8)
         axes[1].axhline(metrics["random_return"], color="grey", ls=":", label="random policy")
-        axes[1].axhline(metrics["oracle_return"], color="k", ls="--", label="optimal policy")
-        axes[1].set(xticks=x, xticklabels=[names[v] for v in VARIANTS], ylabel=f"return ({p.horizon} steps)",
-                    title="in-context rollouts on held-out tasks")
-        axes[1].legend(fontsize=7, loc="center right")
+        top = max(results[s][v]["heldout_return"] for s in ctx.seeds for v in STUDY_VARIANTS)
+        axes[0].set(ylim=(0, 1.35), title=f"held-out tasks, {len(ctx.seeds)} seeds (dots)")
+        axes[1].set(ylim=(0, 1.4 * top + 0.5), title="in-context rollouts on held-out tasks")
+        for ax in axes:
+            ax.legend(fontsize=7, loc="upper left")
         save_png(fig, ctx.path(PLOT))
 
         curves = np.load(folder / "losses.npz")
         fig, ax = new_figure(figsize=(5.5, 3.5))
-        for v in VARIANTS:
-            c = curves[v]
-            w = max(1, len(c) // 25)
-            ax.plot(np.convolve(c, np.ones(w) / w, mode="valid"), label=names[v].replace("\n", " "))
-        ax.set(xlabel="step", ylabel="training loss (smoothed)", title="t2mir: training")
+        for i, v in enumerate(STUDY_VARIANTS):
+            for j, s in enumerate(ctx.seeds):
+                c = curves[f"s{s}/{v}"]
+                w = max(1, len(c) // 25)
+                ax.plot(np.convolve(c, np.ones(w) / w, mode="valid"), color=f"C{i}", alpha=0.7,
+                        label=names[v].replace("\n", " ") if j == 0 else None)
+        ax.set(xlabel="step", ylabel="training loss (smoothed)", title="t2mir: training, every seed")
         ax.legend(fontsize=8)
         save_png(fig, ctx.path(CURVES))
 
+        tiles, shown = shown_tiles["tiles"], len(shown_tiles["tiles"])
         n_fr = min(p.gif_frames, min(len(t) for t in tiles))
         h, w = tiles[0][0].shape[:2]
         cols = min(shown, 4)
@@ -176,15 +177,15 @@ def main() -> None:
         for ax, t in zip(axes.flat, np.linspace(0, n_fr - 1, 4).round().astype(int)):
             ax.imshow(mosaic(t))
             ax.set(title=f"step {t}", xticks=[], yticks=[])
-        fig.suptitle(f"T2MIR in context on {shown} held-out tasks (green: goal, red: agent); "
-                     f"mean return {metrics['env_return']:.1f} over {p.horizon} steps", fontsize=9)
+        fig.suptitle(f"T2MIR (seed {first}) in context on {shown} held-out tasks (green: goal, red: agent); "
+                     f"mean return {shown_tiles['env_return']:.1f} over {p.horizon} steps", fontsize=9)
         save_png(fig, ctx.path(ROOM_PNG))
-        ctx.run.log_metrics({f"{v}.{key}": metrics[v][key] for v in VARIANTS
+        ctx.run.log_metrics({f"{v}.{key}": metrics[v][key] for v in STUDY_VARIANTS
                              for key in ("heldout_accuracy", "shuffled_accuracy", "heldout_return")})
-        print("  held-out accuracy / return: " + "; ".join(
-            f"{v} {metrics[v]['heldout_accuracy']:.3f} / {metrics[v]['heldout_return']:.2f}" for v in VARIANTS)
-            + f"; shuffled T2MIR {metrics['t2mir']['shuffled_accuracy']:.3f}; random {metrics['random_return']:.2f}",
-            flush=True)
+        print("  mean over seeds, held-out accuracy / return: " + "; ".join(
+            f"{v} {metrics[v]['heldout_accuracy']:.3f} / {metrics[v]['heldout_return']:.2f}" for v in STUDY_VARIANTS)
+            + f"; T2MIR - dense {metrics['t2mir_minus_dense']['return']:+.2f}, "
+              f"uniform - dense {metrics['uniform_minus_dense']['return']:+.2f}", flush=True)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,10 @@ reads the context tokens and the query token (no causal mask) and predicts the a
 query token. Its last layer's FFN is one of: ``dense`` (one FFN, hidden width matched to the
 MoE's total parameters), ``token`` (token-wise MoE, top-k of E experts, balance loss),
 ``task`` (task-wise MoE routed on the mean-pooled context, contrastive router loss) or
-``t2mir`` (both branches, each writing half the width, outputs concatenated).
+``t2mir`` (both branches, each writing half the width, outputs concatenated), or ``uniform``
+(T2MIR with its routing taken out: the same two expert sets, the same parameters and compute,
+every token's and every trajectory's experts mixed with equal weights 1/E, no router and so no
+balance or contrastive loss: the control of the T2MIR-vs-dense must).
 """
 from __future__ import annotations
 
@@ -17,7 +20,8 @@ from torch import nn
 
 from .env import N_ACTIONS, optimal_actions, step_states
 
-VARIANTS = ("dense", "token", "task", "t2mir")
+VARIANTS = ("dense", "token", "task", "t2mir", "uniform")
+STUDY_VARIANTS = ("dense", "uniform", "t2mir")      # what the stages train and evaluate
 
 
 def all_goals(size: int) -> np.ndarray:
@@ -31,14 +35,18 @@ def split_tasks(size: int, holdout: float, rng: np.random.Generator):
     return goals[n_test:], goals[:n_test]
 
 
-def load_tasks(path) -> dict:
-    """data/t2mir/tasks.npz as {"size", "train": (goals, pools), "test": (goals, pools)}."""
+def load_tasks(path, seed: int) -> dict:
+    """One seed's tasks from data/t2mir/tasks.npz (keys ``s<seed>/...``) as {"size", "train": (goals,
+    pools), "test": (goals, pools)}; a KeyError names a seed the file does not hold."""
     import numpy as np
 
     z = np.load(path)
-    out = {"size": int(z["size"])}
+    if f"s{seed}/size" not in z.files:
+        raise KeyError(f"{path} holds no tasks for seed {seed} (seeds {list(z['seeds'])}): run the prepare stage")
+    out = {"size": int(z[f"s{seed}/size"])}
     for name in ("train", "test"):
-        out[name] = (z[f"{name}_goals"], {key: z[f"{name}_{key}"] for key in ("s", "a", "r", "s2")})
+        out[name] = (z[f"s{seed}/{name}_goals"],
+                     {key: z[f"s{seed}/{name}_{key}"] for key in ("s", "a", "r", "s2")})
     return out
 
 
@@ -142,22 +150,27 @@ class MoEFFN(nn.Module):
         if variant not in VARIANTS:
             raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
         self.variant, self.top_k = variant, top_k
-        out_tok = d // 2 if variant == "t2mir" else d
+        out_tok = d // 2 if variant in ("t2mir", "uniform") else d
         if variant == "dense":
             self.ffn = nn.Sequential(nn.Linear(d, dense_hidden), nn.GELU(), nn.Linear(dense_hidden, d))
-        if variant in ("token", "t2mir"):
+        if variant in ("token", "t2mir", "uniform"):
             self.tok_gate = nn.Linear(d, n_token)
             self.tok = Experts(n_token, d, hidden, out_tok)
-        if variant in ("task", "t2mir"):
+        if variant in ("task", "t2mir", "uniform"):
             self.task_gate = nn.Linear(d, n_task)
             self.task_proj = nn.Linear(d, d)
-            self.task = Experts(n_task, d, hidden, d - out_tok if variant == "t2mir" else d)
+            self.task = Experts(n_task, d, hidden, d - out_tok if variant in ("t2mir", "uniform") else d)
 
     def forward(self, x):
         aux = {}
         if self.variant == "dense":
             return self.ffn(x), aux
         outs = []
+        if self.variant == "uniform":       # routing taken out: equal weights, no router, no router loss
+            n_tok, n_task = self.tok.w1.shape[0], self.task.w1.shape[0]
+            w_tok = x.new_full((*x.shape[:-1], n_tok), 1.0 / n_tok)
+            w_task = x.new_full((*x.shape[:-1], n_task), 1.0 / n_task)
+            return torch.cat([self.tok(x, w_tok), self.task(x, w_task)], -1), aux
         if self.variant in ("token", "t2mir"):
             logits = self.tok_gate(x)
             w = top_k_weights(logits, self.top_k)

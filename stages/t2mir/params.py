@@ -42,6 +42,7 @@ class TrainStep(Strict):
 
 class EvaluateStep(Strict):
     queries_per_task: int = Field(ge=1, description="query cells per held-out task for the action accuracy")
+    train_queries_per_task: int = Field(ge=1, description="query cells per training task for the training-task accuracy")
     episodes_per_task: int = Field(ge=1, description="in-context rollouts per held-out task")
     horizon: int = Field(ge=1, description="steps of one rollout")
     gif_frames: int = Field(ge=2, le=400, description="frames of the rendered rollout GIF, at most")

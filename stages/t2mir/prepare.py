@@ -1,9 +1,12 @@
-"""t2mir prepare: the DarkRoom tasks (goal cells), split into training and held-out tasks by a seeded
-permutation, and each task's offline in-context dataset (``pool`` random-policy transitions).
+"""t2mir prepare: for every verdict seed (``ctx.seeds``), the DarkRoom tasks (goal cells) split
+into training and held-out tasks by a seeded permutation, and each task's offline in-context
+dataset (``pool`` random-policy transitions). A seed is one independent repetition of the whole
+experiment: it draws the split, the datasets, the initialisation and the batches.
 
-Outputs: data/t2mir/tasks.npz (``train_goals``, ``test_goals`` and the pools ``train_s``, ``train_a``,
-``train_r``, ``train_s2``, ``test_*``) and reports/t2mir/prepare.json (task counts, the overlap of
-the two goal sets, which must be 0, and the share of rewarded transitions in the pools).
+Outputs: data/t2mir/tasks.npz (per seed, keys ``s<seed>/train_goals``, ``s<seed>/test_goals`` and the
+pools ``s<seed>/train_s`` ... ``s<seed>/test_s2``) and reports/t2mir/prepare.json (per seed: task
+counts, the overlap of the two goal sets, which is 0 by construction (a test checks it), and the
+share of rewarded transitions in the pools).
 """
 from __future__ import annotations
 
@@ -18,24 +21,28 @@ def main() -> None:
         import numpy as np
 
         from stages.common.io import write_json, write_npz
+        from stages.common.seeds import per_seed_metrics, run_seeds
 
-        from .icl import make_pools, split_tasks
+        from .run import prepare_seed
 
         p = ctx.params.prepare
-        rng = np.random.default_rng([ctx.seed, 0])
-        train_goals, test_goals = split_tasks(p.size, p.holdout, rng)
-        arrays = {"size": np.array(p.size), "train_goals": train_goals, "test_goals": test_goals}
-        for name, goals in (("train", train_goals), ("test", test_goals)):
-            pools = make_pools(goals, p.size, p.pool, rng)
-            arrays.update({f"{name}_{key}": v for key, v in pools.items()})
+        arrays: dict = {}
+
+        def one(seed: int) -> dict:
+            a = prepare_seed(p.size, p.holdout, p.pool, seed)
+            arrays.update({f"s{seed}/{key}": v for key, v in a.items()})
+            overlap = len({tuple(g) for g in a["train_goals"]} & {tuple(g) for g in a["test_goals"]})
+            return {"n_train_tasks": len(a["train_goals"]), "n_test_tasks": len(a["test_goals"]),
+                    "goal_overlap": overlap, "reward_rate_train": float(a["train_r"].mean()),
+                    "reward_rate_test": float(a["test_r"].mean())}
+
+        results = run_seeds(ctx.seeds, one, what="t2mir prepare seed")
+        arrays["seeds"] = np.array(ctx.seeds)
         write_npz(ctx.path(TASKS), arrays)
-        overlap = len({tuple(g) for g in train_goals} & {tuple(g) for g in test_goals})
-        write_json(ctx.path(PREPARE_METRICS), {
-            "n_train_tasks": len(train_goals), "n_test_tasks": len(test_goals), "goal_overlap": overlap,
-            "pool": p.pool, "reward_rate_train": float(arrays["train_r"].mean()),
-            "reward_rate_test": float(arrays["test_r"].mean())})
-        print(f"  {len(train_goals)} training / {len(test_goals)} held-out goals (overlap {overlap}), "
-              f"{p.pool} transitions each", flush=True)
+        write_json(ctx.path(PREPARE_METRICS), per_seed_metrics(results, pool=p.pool))
+        r = results[ctx.seeds[0]]
+        print(f"  {r['n_train_tasks']} training / {r['n_test_tasks']} held-out goals a seed, "
+              f"{p.pool} transitions each, {len(ctx.seeds)} seeds", flush=True)
 
 
 if __name__ == "__main__":

@@ -105,3 +105,84 @@ def oracle_returns(goals, starts, ti, horizon):
     """Return per episode of the optimal policy from the same starts (the ceiling)."""
     d = np.abs(goals[ti] - starts).sum(1)
     return np.where(d == 0, horizon, np.maximum(0, horizon - d + 1)).astype(float)
+
+
+# ---- one verdict seed, as the stages (and the calibration) run it ----------------------------------
+
+def prepare_seed(size: int, holdout: float, pool: int, seed: int) -> dict:
+    """The seed's task split and offline in-context datasets: {"size", "train_goals", "test_goals",
+    "train_s", ..., "test_s2"} (the seed drives the split and the pools: generator [seed, 0])."""
+    from .icl import make_pools, split_tasks
+
+    rng = np.random.default_rng([seed, 0])
+    train_goals, test_goals = split_tasks(size, holdout, rng)
+    arrays = {"size": np.array(size), "train_goals": train_goals, "test_goals": test_goals}
+    for name, goals in (("train", train_goals), ("test", test_goals)):
+        pools = make_pools(goals, size, pool, rng)
+        arrays.update({f"{name}_{key}": v for key, v in pools.items()})
+    return arrays
+
+
+def tasks_of(arrays: dict) -> dict:
+    """``prepare_seed``'s arrays as {"size", "train": (goals, pools), "test": (goals, pools)}."""
+    out = {"size": int(arrays["size"])}
+    for name in ("train", "test"):
+        out[name] = (arrays[f"{name}_goals"], {key: arrays[f"{name}_{key}"] for key in ("s", "a", "r", "s2")})
+    return out
+
+
+def train_seed(tasks: dict, cfg: dict, seed: int, variants, progress=None, device="cpu"):
+    """Every variant of ``variants`` trained on the seed's training tasks with the same seed (same
+    initialisation where the modules agree, same batches): ({variant: model}, {variant: losses})."""
+    size, (goals, pools) = tasks["size"], tasks["train"]
+    models, curves = {}, {}
+    for v in variants:
+        models[v], curves[v] = train_model(size, v, goals, pools, seed=seed, progress=progress, device=device, **cfg)
+    return models, curves
+
+
+def evaluate_seed(models: dict, tasks: dict, k: int, queries_per_task: int, episodes_per_task: int,
+                  horizon: int, seed: int, train_queries_per_task: int | None = None) -> tuple[dict, dict]:
+    """The seed's figures on its held-out tasks (every variant on the same contexts, queries and
+    start cells: generators [seed, 1, i]), and the per-episode returns ({variant: array}).
+    Per variant: held-out / shuffled-context / training-task accuracy and return; for T2MIR and
+    the routing-free control, the paired return difference to dense (``<v>_minus_dense``)."""
+    from stages.common.stats import t_interval
+
+    size = tasks["size"]
+    (tr_goals, tr_pools), (te_goals, te_pools) = tasks["train"], tasks["test"]
+
+    def gen(i):
+        return np.random.default_rng([seed, 1, i])
+
+    metrics: dict = {}
+    returns = {}
+    starts = ti = None
+    for v, m in models.items():
+        r, ti, starts = rollout_returns(m, size, te_goals, te_pools, episodes_per_task, k, horizon, gen(3))
+        r_sh, *_ = rollout_returns(m, size, te_goals, te_pools, episodes_per_task, k, horizon, gen(4),
+                                   shuffle_context=True)
+        returns[v] = r
+        acc = action_accuracy(m, size, te_goals, te_pools, queries_per_task, k, gen(0))
+        acc_sh = action_accuracy(m, size, te_goals, te_pools, queries_per_task, k, gen(1), shuffle_context=True)
+        ci = t_interval(r, 0.95)
+        metrics[v] = {"heldout_accuracy": acc, "shuffled_accuracy": acc_sh,
+                      "train_accuracy": action_accuracy(m, size, tr_goals, tr_pools,
+                                                        train_queries_per_task or queries_per_task, k, gen(2)),
+                      "icl_accuracy_gain": acc - acc_sh,
+                      "heldout_return": ci["mean"], "heldout_return_low": ci["low"], "heldout_return_high": ci["high"],
+                      "shuffled_return": float(r_sh.mean()), "icl_return_gain": float(r.mean() - r_sh.mean())}
+    metrics["random_return"] = float(random_returns(size, te_goals, episodes_per_task, horizon, gen(5)).mean())
+    metrics["oracle_return"] = float(oracle_returns(te_goals, starts, ti, horizon).mean())
+    if "dense" in returns:
+        for v in returns:
+            if v == "dense":
+                continue
+            d = returns[v] - returns["dense"]
+            ci = t_interval(d, 0.95) if d.std() > 0 else {"low": float(d.mean()), "high": float(d.mean())}
+            metrics[f"{v}_minus_dense"] = {
+                "return": float(d.mean()), "return_low": ci["low"], "return_high": ci["high"],
+                "accuracy": metrics[v]["heldout_accuracy"] - metrics["dense"]["heldout_accuracy"]}
+    metrics["goal_overlap"] = len({tuple(g) for g in tr_goals} & {tuple(g) for g in te_goals})
+    metrics["n_test_tasks"], metrics["n_train_tasks"] = len(te_goals), len(tr_goals)
+    return metrics, returns

@@ -1,10 +1,13 @@
-"""t2mir train: the four in-context transformers (dense, token-wise MoE, task-wise MoE with the
-contrastive router loss, T2MIR = both) on the training tasks' in-context datasets, same seed, same
-batches, parameter-matched (the dense FFN is as wide as T2MIR's MoE layer has parameters).
+"""t2mir train: for every verdict seed, the three in-context transformers on the seed's training
+tasks' in-context datasets, same seed, same batches: ``dense`` (parameter-matched: its FFN is as
+wide as T2MIR's MoE layer has parameters), ``t2mir`` (token-wise MoE with the balance loss and
+task-wise MoE with the contrastive router loss, concatenated) and ``uniform`` (T2MIR with its
+routing taken out: the same experts mixed with equal weights, no router losses; the control).
 
-Outputs: data/t2mir/models (``<variant>.pt`` state dicts, ``<variant>.json`` configs, ``losses.npz``
-and the MLflow pyfunc folders ``<variant>_pyfunc``, each logged and registered) and
-reports/t2mir/train.json (final loss and parameter count per variant; the CPU seconds go to MLflow).
+Outputs: data/t2mir/models (``s<seed>/<variant>.pt`` state dicts, ``<variant>.json`` configs,
+``losses.npz`` (keys ``s<seed>/<variant>``) and, for the first verdict seed, the MLflow pyfunc
+folders ``<variant>_pyfunc``, each logged and registered) and reports/t2mir/train.json (per seed:
+final loss and parameter count per variant; the CPU seconds go to MLflow).
 """
 from __future__ import annotations
 
@@ -24,48 +27,59 @@ def main() -> None:
         import torch
         from tqdm import tqdm
 
-        from stages.common.io import atomic_dir, write_json
-        from stages.common.mlmodel import save_pyfunc
-
-        from .icl import MODEL_KEYS, VARIANTS, load_tasks
-        from .run import train_model
-
         from stages.common.device import limit_threads, select_device
+        from stages.common.io import atomic_dir, write_json, write_npz
+        from stages.common.mlmodel import save_pyfunc
+        from stages.common.seeds import per_seed_metrics, run_seeds
+
+        from .icl import MODEL_KEYS, STUDY_VARIANTS, load_tasks
+        from .run import train_seed
 
         limit_threads()
         device = select_device(ctx.common.device)
-        tasks = load_tasks(ctx.path(TASKS))
-        size, (goals, pools) = tasks["size"], tasks["train"]
         p = ctx.params.train
         cfg = p.model_dump()
-        metrics, models, curves = {}, {}, {}
-        with tqdm(total=p.steps * len(VARIANTS), desc="t2mir train (4 variants)", mininterval=2) as bar:
-            for variant in VARIANTS:
+        models, curves = {}, {}
+        size = None
+        with tqdm(total=p.steps * len(STUDY_VARIANTS) * len(ctx.seeds),
+                  desc=f"t2mir train ({len(STUDY_VARIANTS)} variants x {len(ctx.seeds)} seeds)", mininterval=2) as bar:
+            def one(seed: int) -> dict:
+                nonlocal size
+                tasks = load_tasks(ctx.path(TASKS), seed)
+                size = tasks["size"]
                 t0 = time.process_time()
-                model, losses = train_model(size, variant, goals, pools, seed=ctx.seed, progress=bar,
-                                             device=device, **cfg)
-                tail = max(1, len(losses) // 10)
-                models[variant], curves[variant] = model, np.array(losses)
-                ctx.run.log_curve(f"{variant}.loss", losses)
-                metrics[variant] = {"final_loss": float(np.mean(losses[-tail:])),
-                                    "n_params": sum(q.numel() for q in model.parameters())}
-                ctx.run.log_metrics({f"{variant}.train_cpu_s": time.process_time() - t0})   # MLflow only: volatile
-        code = ctx.path("stages/t2mir/pyfunc.py")
-        configs = {v: {"size": size, "k": p.k, "variant": v, **{key: cfg[key] for key in MODEL_KEYS}} for v in VARIANTS}
-        with atomic_dir(ctx.path(MODELS)) as tmp:
-            from stages.common.io import write_npz
+                ms, cs = train_seed(tasks, cfg, seed, STUDY_VARIANTS, progress=bar, device=device)
+                ctx.run.log_metrics({f"s{seed}.train_cpu_s": time.process_time() - t0})   # MLflow only: volatile
+                out = {}
+                for v in STUDY_VARIANTS:
+                    models[(seed, v)], curves[f"s{seed}/{v}"] = ms[v], np.array(cs[v])
+                    tail = max(1, len(cs[v]) // 10)
+                    out[v] = {"final_loss": float(np.mean(cs[v][-tail:])),
+                              "n_params": sum(q.numel() for q in ms[v].parameters())}
+                return out
 
+            results = run_seeds(ctx.seeds, one, what="t2mir train seed")
+        code = ctx.path("stages/t2mir/pyfunc.py")
+        configs = {v: {"size": size, "k": p.k, "variant": v, **{key: cfg[key] for key in MODEL_KEYS}}
+                   for v in STUDY_VARIANTS}
+        first = ctx.seeds[0]
+        with atomic_dir(ctx.path(MODELS)) as tmp:
             write_npz(tmp / "losses.npz", curves)
-            for v, model in models.items():
+            for v in STUDY_VARIANTS:
+                (tmp / f"{v}.json").write_text(json.dumps(configs[v], indent=1, sort_keys=True))
+            for (seed, v), model in models.items():
                 buf = io.BytesIO()
                 torch.save(model.state_dict(), buf)
-                (tmp / f"{v}.pt").write_bytes(buf.getvalue())
-                (tmp / f"{v}.json").write_text(json.dumps(configs[v], indent=1, sort_keys=True))
-                save_pyfunc(tmp / f"{v}_pyfunc", code, {"weights": tmp / f"{v}.pt", "config": tmp / f"{v}.json"})
-        for v in VARIANTS:
+                (tmp / f"s{seed}").mkdir(exist_ok=True)
+                (tmp / f"s{seed}" / f"{v}.pt").write_bytes(buf.getvalue())
+            for v in STUDY_VARIANTS:        # the served models: the first verdict seed's
+                save_pyfunc(tmp / f"{v}_pyfunc", code, {"weights": tmp / f"s{first}" / f"{v}.pt",
+                                                        "config": tmp / f"{v}.json"})
+        for v in STUDY_VARIANTS:
             ctx.run.log_model(ctx.path(MODELS) / f"{v}_pyfunc", v, params=configs[v])
-        write_json(ctx.path(TRAIN_METRICS), metrics)
-        print("  final loss " + ", ".join(f"{v} {m['final_loss']:.3f}" for v, m in metrics.items()), flush=True)
+        write_json(ctx.path(TRAIN_METRICS), per_seed_metrics(results))
+        r = results[first]
+        print(f"  seed {first} final loss " + ", ".join(f"{v} {m['final_loss']:.3f}" for v, m in r.items()), flush=True)
 
 
 if __name__ == "__main__":
