@@ -14,6 +14,7 @@ class PrepareStep(Strict):
     max_cycles: int = Field(ge=2, le=200, description="steps per episode")
     train_episodes: int = Field(ge=1, description="behaviour episodes the world models learn from")
     test_episodes: int = Field(ge=1, description="held-out behaviour episodes (other env seeds)")
+    val_episodes: int = Field(ge=1, description="validation episodes (other env seeds) for every model's early stopping")
     rich_episodes: int = Field(ge=1, description="training episodes of the data-rich control (main N; the paper's advantage is in the low-data regime)")
     eps: float = Field(ge=0, le=1, description="behaviour policy: per agent and step, a random action with this probability, else the heuristic")
 
@@ -34,6 +35,8 @@ class TrainStep(Strict):
     lr: float = Field(gt=0, lt=1, description="Adam learning rate")
     sigma_max: float = Field(gt=0, le=100, description="noise level of the chain's first step (standardised units)")
     seq_training: str = Field(description="how the chain is trained: denoise (teacher-forced, as the paper) or chain (unrolled)")
+    eval_every: int = Field(ge=1, description="Adam steps between checks of the validation loss (early stopping, the same for every model)")
+    patience: int = Field(ge=0, description="checks without improvement before training stops (0: never stop; the best weights are kept either way)")
 
     @model_validator(mode="after")
     def _known(self) -> "TrainStep":

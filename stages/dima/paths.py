@@ -12,3 +12,8 @@ METRICS = "reports/dima/metrics.json"
 PLOT, PLOT_DATA = "reports/dima/rollout_mse.png", "reports/dima/rollout_mse.csv"
 RETURN_PLOT, RETURN_DATA = "reports/dima/returns.png", "reports/dima/returns.csv"
 RENDER_GIF, RENDER_PNG = "reports/dima/episode.gif", "reports/dima/episode.png"
+
+
+def seed_key(seed: int, name: str) -> str:
+    """The key of one verdict seed's array in transitions.npz (it holds every seed's)."""
+    return f"s{seed}_{name}"

@@ -4,22 +4,27 @@ from __future__ import annotations
 from pathlib import Path
 
 
-def load_models(weights: str | Path, config: str | Path) -> dict:
-    """{``run.kind``: WorldModel} from the files the train stage wrote (weights_only load)."""
+def load_models(weights: str | Path, config: str | Path, seed: int | None = None) -> dict:
+    """{``run.kind``: WorldModel} of one verdict seed (default: the first the train stage ran) from
+    the files the train stage wrote (weights_only load). config.json is ``{seed: {run.kind: cfg}}``
+    and the weights' keys ``s<seed>/<run.kind>``."""
     import json
 
     import torch
 
     from .wm import Normaliser, WorldModel
 
-    cfg = json.loads(Path(config).read_text())
+    cfg_all = json.loads(Path(config).read_text())
+    key = str(seed) if seed is not None else next(iter(cfg_all))
+    if key not in cfg_all:
+        raise ValueError(f"dima world models: no seed {key} in {config} (seeds {list(cfg_all)})")
     states = torch.load(str(weights), weights_only=True)
     out = {}
-    for key, c in cfg.items():
+    for name, c in cfg_all[key].items():
         m = WorldModel(c["kind"], c["n"], c["d"], c["hidden"], c["layers"], c["sigma_max"], Normaliser.from_dict(c["norm"]))
-        m.net.load_state_dict(states[key])
+        m.net.load_state_dict(states[f"s{key}/{name}"])
         m.net.eval()
-        out[key] = m
+        out[name] = m
     return out
 
 

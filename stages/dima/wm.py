@@ -165,10 +165,26 @@ class WorldModel:
         self.net.load_state_dict(torch.load(io.BytesIO(data), weights_only=True))
 
 
+def val_loss(model: "WorldModel", val: dict) -> float:
+    """Held-out one-step loss of the noise-free prediction, in the standardised target space (the
+    early-stopping criterion, the same for every kind of model)."""
+    import torch
+
+    xs = torch.as_tensor((val["s"] - model.norm.s_mean) / model.norm.s_std, dtype=torch.float32)
+    ys = torch.as_tensor(model.norm.target(val["s"], val["s2"], val["r"]), dtype=torch.float32)
+    with torch.no_grad():
+        return float(((model.forward_std(xs, torch.as_tensor(val["a"], dtype=torch.int64)) - ys) ** 2).mean())
+
+
 def train(kind: str, data: dict, n: int, target_params: int, layers: int, steps: int, batch: int, lr: float,
-          sigma_max: float, seed: int, seq_training: str = "chain", progress: bool = False):
+          sigma_max: float, seed: int, seq_training: str = "chain", progress: bool = False,
+          val: dict | None = None, eval_every: int = 100, patience: int = 0, info: dict | None = None):
     """Fit a world model of ``kind`` on the transitions ``data`` (s, a, r, s2); returns (model, losses).
-    The hidden width is chosen so the model has about ``target_params`` parameters."""
+    The hidden width is chosen so the model has about ``target_params`` parameters.
+    Early stopping (the same rule for every kind): with ``val`` (validation transitions), the
+    held-out one-step loss (:func:`val_loss`) is taken every ``eval_every`` steps and the weights
+    with the lowest one are kept; with ``patience`` > 0 training stops after that many checks
+    without improvement. ``info`` (a dict) receives ``best_step`` and ``val_best``."""
     import torch
     from tqdm import tqdm
 
@@ -193,7 +209,9 @@ def train(kind: str, data: dict, n: int, target_params: int, layers: int, steps:
     gen = torch.Generator().manual_seed(seed + 1)
     sig = torch.as_tensor(sigmas(n, sigma_max), dtype=torch.float32)
     losses = []
-    for _ in tqdm(range(steps), desc=f"dima: train {kind}", disable=not progress, mininterval=2):
+    best = (float("inf"), 0, None)          # (validation loss, step, weights)
+    since = 0
+    for step in tqdm(range(steps), desc=f"dima: train {kind}", disable=not progress, mininterval=2):
         idx = torch.randint(0, len(xs), (batch,), generator=gen)
         sb, ab, yb = xs[idx], acts[idx], ys[idx]
         if kind == "joint":
@@ -220,6 +238,19 @@ def train(kind: str, data: dict, n: int, target_params: int, layers: int, steps:
         loss.backward()
         opt.step()
         losses.append(loss.item())
+        if val is not None and ((step + 1) % eval_every == 0 or step + 1 == steps):
+            v = val_loss(model, val)
+            if v < best[0]:
+                best, since = (v, step + 1, {k: w.detach().clone() for k, w in model.net.state_dict().items()}), 0
+            else:
+                since += 1
+                if patience and since >= patience:
+                    break
+    if best[2] is not None:
+        model.net.load_state_dict(best[2])
+    if info is not None:
+        info["best_step"], info["val_best"] = (best[1], best[0]) if best[2] is not None else (len(losses), float("nan"))
+        info["steps_run"] = len(losses)
     return model, losses
 
 

@@ -34,3 +34,13 @@ def test_horizon_within_episode(params_copy):
 def test_ppo_batch_at_most_rollout(params_copy):
     params_copy["dima"]["default"]["baseline"]["batch"] = 1000
     assert "batch (1000) must be at most n_steps (500)" in params_error("dima", PARAMS, params_copy)
+
+
+def test_patience_not_negative(params_copy):
+    params_copy["dima"]["default"]["train"]["patience"] = -1
+    assert "patience" in params_error("dima", PARAMS, params_copy)
+
+
+def test_validation_episodes_at_least_one(params_copy):
+    params_copy["dima"]["default"]["prepare"]["val_episodes"] = 0
+    assert "val_episodes" in params_error("dima", PARAMS, params_copy)
