@@ -64,6 +64,21 @@ def rollout(policy, split: str, seeds, env_kw: dict, temperature: float, gen: to
     return out
 
 
+class Progress:
+    """Prints ``label: <what>`` at most every ``every_s`` seconds (long fine-tuning loops)."""
+
+    def __init__(self, label: str, every_s: float = 8.0):
+        import time
+
+        self.label, self.every_s, self.clock = label, every_s, time.perf_counter
+        self.last = self.clock()
+
+    def __call__(self, what: str) -> None:
+        if self.clock() - self.last >= self.every_s:
+            self.last = self.clock()
+            print(f"    {self.label}: {what}", flush=True)
+
+
 def _batches(n: int, size: int, gen: torch.Generator):
     perm = torch.randperm(n, generator=gen)
     for i in range(0, n, size):
@@ -108,8 +123,11 @@ def ppo(sft_state: bytes, p, env_kw: dict, seed: int, pkw: dict) -> tuple:
     curve: list[float] = []
     from stable_baselines3.common.callbacks import BaseCallback
 
+    progress = Progress("ppo")
+
     class Successes(BaseCallback):
         def _on_step(self) -> bool:
+            progress(f"{self.num_timesteps} of {p.env_steps} env steps")
             for info, done in zip(self.locals["infos"], self.locals["dones"]):
                 if done:
                     curve.append(float(info.get("success", False)))
@@ -128,7 +146,9 @@ def grpo(policy, p, env_kw: dict, seed: int, gen: torch.Generator, ref=None) -> 
     opt = Adam(policy.parameters(), lr=p.lr)
     rng = np.random.default_rng([seed, 7])
     steps, curve = 0, []
+    progress = Progress("grpo")
     while steps < p.env_steps:
+        progress(f"{steps} of {p.env_steps} env steps")
         starts = rng.integers(2**31, size=p.groups)
         seeds = np.repeat(starts, p.group_size)
         r = rollout(policy, "train", seeds, env_kw, temperature=1.0, gen=gen, record=True)
@@ -164,10 +184,12 @@ def dpo(policy, reference, p, env_kw: dict, seed: int, gen: torch.Generator) -> 
     opt = Adam(policy.parameters(), lr=p.lr)
     rng = np.random.default_rng([seed, 11])
     curve = []
-    for _ in range(p.rounds):
+    progress = Progress("dpo")
+    for rnd in range(p.rounds):
         steps, pairs, chunks = 0, [], []
         offset = 0
         while steps < p.env_steps // p.rounds:
+            progress(f"round {rnd + 1} of {p.rounds}, {steps} of {p.env_steps // p.rounds} env steps")
             starts = rng.integers(2**31, size=p.groups)
             r = rollout(policy, "train", np.repeat(starts, p.group_size), env_kw, temperature=1.0, gen=gen, record=True)
             steps += int(r["length"].sum())

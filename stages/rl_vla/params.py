@@ -15,6 +15,8 @@ class EnvParams(Strict):
 class PrepareStep(Strict):
     n_demos: int = Field(ge=4, description="scripted expert episodes (SFT data) on the training split")
     n_eval: int = Field(ge=4, description="evaluation episodes per split (the same reset seeds for every method)")
+    more_demo_steps: int = Field(ge=16, description="environment steps of further expert episodes for the control sft_more "
+                                 "(the RL arms' budget: train.ppo.env_steps)")
 
 
 class ArchParams(Strict):
@@ -24,6 +26,12 @@ class ArchParams(Strict):
 
 class SftParams(Strict):
     epochs: int = Field(ge=1, description="passes over the demonstrations")
+    batch: int = Field(ge=2, description="steps per minibatch")
+    lr: float = Field(gt=0, lt=1, description="Adam learning rate")
+
+
+class SftMoreParams(Strict):
+    epochs: int = Field(ge=1, le=50, description="passes over the further demonstrations")
     batch: int = Field(ge=2, description="steps per minibatch")
     lr: float = Field(gt=0, lt=1, description="Adam learning rate")
 
@@ -39,7 +47,6 @@ class PpoParams(Strict):
     clip: float = Field(gt=0, lt=1, description="PPO ratio clip")
     ent_coef: float = Field(ge=0, description="entropy bonus")
     vf_coef: float = Field(ge=0, description="value-loss weight")
-    short_frac: float = Field(gt=0, lt=1, description="the ablation ppo_short runs this fraction of env_steps")
 
 
 class GrpoParams(Strict):
@@ -66,6 +73,7 @@ class DpoParams(Strict):
 class TrainStep(Strict):
     arch: ArchParams
     sft: SftParams
+    sft_more: SftMoreParams
     ppo: PpoParams
     grpo: GrpoParams
     dpo: DpoParams
@@ -91,6 +99,13 @@ class RlVlaParams(Strict):
     prepare: PrepareStep
     train: TrainStep
     evaluate: EvaluateStep
+
+    @model_validator(mode="after")
+    def _control_budget(self) -> "RlVlaParams":
+        if self.prepare.more_demo_steps != self.train.ppo.env_steps:
+            raise ValueError(f"prepare.more_demo_steps ({self.prepare.more_demo_steps}) must equal train.ppo.env_steps "
+                             f"({self.train.ppo.env_steps}): the control sft_more gets the RL arms' budget")
+        return self
 
 
 PARAMS = RlVlaParams

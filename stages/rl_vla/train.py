@@ -1,14 +1,20 @@
-"""rl_vla train: SFT on the expert's demonstrations, then PPO, GRPO and DPO from the SFT weights.
+"""rl_vla train: per verdict seed, SFT on the expert's demonstrations, then PPO, GRPO, DPO and the
+control ``sft_more`` from the SFT weights, each on the same environment-step budget.
 
-* ``sft``: behaviour cloning of a fresh policy (stages/rl_vla/policy.py) on data/rl_vla/demos.npz.
+* ``sft``: behaviour cloning of a fresh policy (stages/rl_vla/policy.py) on the seed's demonstrations.
 * ``ppo``: stable-baselines3's PPO (the maintained library, run for real) from the SFT weights, on
-  the training split, shared actor-critic backbone (a fresh value head).
-* ``ppo_short``: the same PPO with ``short_frac`` of the steps: the ablation in which the checks
-  should fail (too little RL).
+  the training split (the critic has its own extractor and a fresh value head).
+* ``sft_more``: the control, the fair baseline the paper argues against: SFT continued from the SFT
+  weights on fresh expert demonstrations of the training split worth the RL arms' environment-step
+  budget (``stages.rl_vla.data.more_demos``, drawn here again from the seed): the same amount of new experience as PPO's, with
+  the expert's actions as labels instead of a reward.
 * ``grpo``, ``dpo``: our own (the shared core, stages/common/pg.py), from the SFT weights, with PPO's step budget.
 
-Every policy is saved as an MLflow pyfunc model (data/rl_vla/models/<method>), logged and registered.
-Outputs: data/rl_vla/models and reports/rl_vla/train.json (losses, training success curves' ends).
+Each seed is an independent repetition: every draw of a seed's arms comes from that seed (torch's
+global seed set per arm, generators from ``stages.common.seeds.torch_generator(seed, stream)``), so a
+seed's policies do not depend on which other seeds ran. Every policy is saved as an MLflow pyfunc
+model (data/rl_vla/models/<seed>/<method>); the first verdict seed's are logged and registered.
+Outputs: data/rl_vla/models and reports/rl_vla/train.json (per_seed: losses, training success ends).
 """
 from __future__ import annotations
 
@@ -17,7 +23,97 @@ from stages.common.runtime.stage import stage
 from .params import PARAMS
 from .paths import DEMOS, MODELS, TRAIN_METRICS
 
-METHODS = ("sft", "ppo", "ppo_short", "grpo", "dpo")
+METHODS = ("sft", "ppo", "sft_more", "grpo", "dpo")
+STREAMS = {"sft": 1, "sft_more": 2, "grpo": 3, "dpo": 4}
+
+
+def fresh_policy(env_kw: dict, arch: dict):
+    from .env import PickPlaceEnv
+    from .policy import make_policy
+
+    env = PickPlaceEnv(**env_kw)
+    return make_policy(env.observation_space, env.action_space, cell=env_kw["cell"], **arch)
+
+
+def train_sft(t, sp, env_kw: dict, data: dict, seed: int) -> tuple:
+    """A fresh policy cloned on ``data`` with SFT settings ``sp``: (policy, losses per epoch)."""
+    import torch
+
+    from stages.common.seeds import torch_generator
+
+    from . import methods
+
+    torch.manual_seed(seed)
+    policy = fresh_policy(env_kw, t.arch.model_dump())
+    losses = methods.sft(policy, data, sp.epochs, sp.batch, sp.lr, torch_generator(seed, STREAMS["sft"]))
+    return policy, losses
+
+
+def fine_tune(arm: str, t, env_kw: dict, sft_state: bytes, more: dict, seed: int) -> tuple:
+    """One fine-tuning arm (ppo, grpo, dpo, sft_more) from the SFT weights with the
+    settings of ``t`` (TrainStep): (policy, report)."""
+    import numpy as np
+    import torch
+
+    from stages.common.seeds import torch_generator
+
+    from . import methods
+    from .policy import load_state, policy_kwargs
+
+    arch = t.arch.model_dump()
+    torch.manual_seed(seed)
+    if arm == "ppo":
+        policy, curve = methods.ppo(sft_state, t.ppo, env_kw, seed, policy_kwargs(cell=env_kw["cell"], **arch))
+        k = max(1, len(curve) // 5)
+        return policy, {"env_steps": t.ppo.env_steps, "episodes": len(curve),
+                        "train_success_first": float(np.mean(curve[:k])) if curve else None,
+                        "train_success_last": float(np.mean(curve[-k:])) if curve else None}
+    policy = load_state(fresh_policy(env_kw, arch), sft_state)
+    gen = torch_generator(seed, STREAMS[arm])
+    if arm == "sft_more":
+        losses = methods.sft(policy, more, t.sft_more.epochs, t.sft_more.batch, t.sft_more.lr, gen)
+        return policy, {"demo_steps": int(len(more["action"])), "loss_first": losses[0], "loss_last": losses[-1]}
+    if arm == "grpo":
+        curve = methods.grpo(policy, t.grpo, env_kw, seed, gen)
+        return policy, {"iterations": len(curve), "train_success_first": curve[0], "train_success_last": curve[-1]}
+    if arm == "dpo":
+        reference = load_state(fresh_policy(env_kw, arch), sft_state)
+        curve = methods.dpo(policy, reference, t.dpo, env_kw, seed, gen)
+        return policy, {"collections": len(curve), "train_success_first": curve[0], "train_success_last": curve[-1]}
+    raise ValueError(f"unknown arm {arm!r}; one of {METHODS[1:]}")
+
+
+def train_seed(p, data: dict, more: dict, seed: int) -> tuple[dict, dict, dict]:
+    """Every method of one seed: ({method: policy}, {method: report}, {method: CPU s})."""
+    import time
+
+    from .policy import state_bytes
+
+    t, env_kw = p.train, p.env.model_dump()
+    policies, report, cpu = {}, {}, {}
+    c0 = time.process_time()
+    policies["sft"], losses = train_sft(t, t.sft, env_kw, data, seed)
+    cpu["sft"] = time.process_time() - c0
+    report["sft"] = {"loss_first": losses[0], "loss_last": losses[-1], "demo_steps": int(len(data["action"]))}
+    sft_state = state_bytes(policies["sft"])
+    for arm in METHODS[1:]:
+        c0 = time.process_time()
+        policies[arm], report[arm] = fine_tune(arm, t, env_kw, sft_state, more, seed)
+        cpu[arm] = time.process_time() - c0
+    return policies, report, cpu
+
+
+def load_seed_data(path, p, seed: int) -> tuple[dict, dict]:
+    """One seed's (SFT demos from data/rl_vla/demos.npz, the control's demos drawn again)."""
+    import numpy as np
+
+    from .data import FIELDS, more_demos
+
+    with np.load(path) as z:
+        if f"{seed}/action" not in z.files:
+            raise ValueError(f"{path} holds no data for seed {seed}: run the rl_vla-prepare stage for this profile")
+        data = {k: z[f"{seed}/{k}"] for k in FIELDS}
+    return data, more_demos(p, seed)[0]
 
 
 def main() -> None:
@@ -26,80 +122,35 @@ def main() -> None:
         import time
         from pathlib import Path
 
-        import numpy as np
-        import torch
-
         from stages.common.device import limit_threads
         from stages.common.io import atomic_dir, write_json
         from stages.common.mlmodel import save_pyfunc
+        from stages.common.seeds import per_seed_metrics
 
-        from . import methods
-        from .env import PickPlaceEnv
-        from .policy import load_state, make_policy, policy_kwargs, save_files, state_bytes
+        from .policy import save_files
 
         limit_threads()        # one thread: a tiny CNN on 66 x 66 pictures gains nothing from two
-        p = ctx.params.train
-        env_kw = ctx.params.env.model_dump()
-        arch = {"cell": env_kw["cell"], **p.arch.model_dump()}
-        with np.load(ctx.path(DEMOS)) as z:
-            data = {k: z[k] for k in z.files}
-        env = PickPlaceEnv(**env_kw)
-
-        def fresh():
-            return make_policy(env.observation_space, env.action_space, **arch)
-
-        torch.manual_seed(ctx.seed)
-        gen = torch.Generator().manual_seed(ctx.seed)
-        report, cpu, policies = {}, {}, {}
-        t0 = time.process_time()
-        sft_policy = fresh()
-        losses = methods.sft(sft_policy, data, p.sft.epochs, p.sft.batch, p.sft.lr, gen)
-        cpu["sft"] = time.process_time() - t0
-        ctx.run.log_curve("sft.loss", losses)
-        report["sft"] = {"loss_first": losses[0], "loss_last": losses[-1], "demo_steps": int(len(data["action"]))}
-        policies["sft"] = sft_policy
-        sft_state = state_bytes(sft_policy)
-
-        pkw = policy_kwargs(**arch)
-        for name, frac in (("ppo", 1.0), ("ppo_short", p.ppo.short_frac)):
-            t0 = time.process_time()
-            pp = p.ppo.model_copy(update={"env_steps": max(64, int(round(p.ppo.env_steps * frac)))})
-            policies[name], curve = methods.ppo(sft_state, pp, env_kw, ctx.seed, pkw)
-            cpu[name] = time.process_time() - t0
-            ctx.run.log_curve(f"{name}.train_success", curve)
-            k = max(1, len(curve) // 5)
-            report[name] = {"env_steps": pp.env_steps, "episodes": len(curve),
-                            "train_success_first": float(np.mean(curve[:k])) if curve else None,
-                            "train_success_last": float(np.mean(curve[-k:])) if curve else None}
-
-        t0 = time.process_time()
-        policies["grpo"] = load_state(fresh(), sft_state)
-        curve = methods.grpo(policies["grpo"], p.grpo, env_kw, ctx.seed, gen)
-        cpu["grpo"] = time.process_time() - t0
-        ctx.run.log_curve("grpo.train_success", curve)
-        report["grpo"] = {"iterations": len(curve), "train_success_first": curve[0], "train_success_last": curve[-1]}
-
-        t0 = time.process_time()
-        policies["dpo"] = load_state(fresh(), sft_state)
-        reference = load_state(fresh(), sft_state)
-        curve = methods.dpo(policies["dpo"], reference, p.dpo, env_kw, ctx.seed, gen)
-        cpu["dpo"] = time.process_time() - t0
-        ctx.run.log_curve("dpo.train_success", curve)
-        report["dpo"] = {"collections": len(curve), "train_success_first": curve[0], "train_success_last": curve[-1]}
-
-        t0 = time.process_time()
+        p = ctx.params
+        env_kw = p.env.model_dump()
+        reports, t_all = {}, time.perf_counter()
         with atomic_dir(ctx.path(MODELS)) as out, tempfile.TemporaryDirectory() as scratch:
-            for name in METHODS:
-                files = Path(scratch) / name
-                files.mkdir()
-                save_pyfunc(out / name, Path(__file__).with_name("pyfunc.py"),
-                            save_files(policies[name], files, env_kw, p.arch.model_dump()))
+            for i, seed in enumerate(ctx.seeds):
+                data, more = load_seed_data(ctx.path(DEMOS), p, seed)
+                t0 = time.perf_counter()
+                policies, reports[seed], cpu = train_seed(p, data, more, seed)
+                for name in METHODS:
+                    files = Path(scratch) / str(seed) / name
+                    files.mkdir(parents=True)
+                    save_pyfunc(out / str(seed) / name, Path(__file__).with_name("pyfunc.py"),
+                                save_files(policies[name], files, env_kw, p.train.arch.model_dump()))
+                ctx.run.log_metrics({f"cpu_s.{seed}.{k}": v for k, v in cpu.items()})   # timings: MLflow only
+                print(f"  seed {seed} ({i + 1}/{len(ctx.seeds)}) in {time.perf_counter() - t0:.1f}s (total "
+                      f"{time.perf_counter() - t_all:.1f}s); CPU s: " + ", ".join(f"{k} {v:.1f}" for k, v in cpu.items()),
+                      flush=True)
+        first = ctx.seeds[0]
         for name in METHODS:
-            ctx.run.log_model(ctx.path(MODELS) / name, f"{name}", params={"method": name})
-        cpu["save"] = time.process_time() - t0
-        write_json(ctx.path(TRAIN_METRICS), report)
-        ctx.run.log_metrics({f"cpu_s.{k}": v for k, v in cpu.items()})    # timings: MLflow only
-        print("  CPU s: " + ", ".join(f"{k} {v:.1f}" for k, v in cpu.items()), flush=True)
+            ctx.run.log_model(ctx.path(MODELS) / str(first) / name, name, params={"method": name, "seed": first})
+        write_json(ctx.path(TRAIN_METRICS), per_seed_metrics(reports))
 
 
 if __name__ == "__main__":

@@ -5,16 +5,19 @@ from __future__ import annotations
 import pytest
 
 # an MLflow model's MLmodel records when it was saved and a random id: not a result
-VOLATILE = tuple(f"data/rl_vla/models/{m}/MLmodel" for m in ("sft", "ppo", "ppo_short", "grpo", "dpo"))
+VOLATILE = tuple(f"data/rl_vla/models/{seed}/{m}/MLmodel" for seed in (0, 1)
+                 for m in ("sft", "ppo", "sft_more", "grpo", "dpo"))
 
 
 @pytest.mark.study
 def test_smoke_chain_reruns_to_the_same_outputs(rerun_study):
     out = rerun_study("rl_vla", volatile=VOLATILE)
     m = out["metrics"]
-    for key in ("semantic", "execution", "visual"):
-        assert -1 <= m["ppo_minus_sft"][key]["mean"] <= 1
-    assert m["ppo_minus_grpo"]["train"]["mean"] is not None and m["ppo_minus_dpo"]["train"]["mean"] is not None
+    assert sorted(m["per_seed"]) == ["0", "1"]
+    for seed in m["per_seed"].values():
+        for key in ("semantic", "execution", "visual"):
+            assert -1 <= seed["ppo_minus_sft"][key] <= 1 and -1 <= seed["sft_more_minus_sft"][key] <= 1
+        assert seed["ppo_minus_grpo"]["train"] is not None and seed["ppo_minus_dpo"]["train"] is not None
     from PIL import Image
 
     with Image.open(out["root"] / "reports/rl_vla/rollout.gif") as gif:    # an animation, not a still

@@ -14,3 +14,8 @@ def test_rl_methods_share_one_budget(params_copy):
 def test_ppo_batch_fits_a_rollout(params_copy):
     params_copy["rl_vla"]["paper"]["train"]["ppo"]["batch"] = 10**6
     assert "must be <= n_envs * n_steps" in params_error("rl_vla", PARAMS, params_copy)
+
+
+def test_control_gets_the_rl_budget(params_copy):
+    params_copy["rl_vla"]["default"]["prepare"]["more_demo_steps"] = 777
+    assert "the control sft_more gets the RL arms' budget" in params_error("rl_vla", PARAMS, params_copy)
