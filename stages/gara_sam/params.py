@@ -16,6 +16,7 @@ class PrepareStep(Strict):
     adapt_shapes: list[str] = Field(min_length=1, description="shape kinds of the adaptation scenes (the others appear only at test)")
     n_test: int = Field(ge=4, description="test scenes, each shown under every condition (clean + 8 corruptions)")
     severity_low: float = Field(ge=0, le=1, description="corruption severities are drawn uniformly in [severity_low, 1]")
+    base_seed: int = Field(ge=0, description="the fixed seed of the pre-training scenes and of pre-training: the frozen stand-in for SAM is one model shared by every verdict seed, as SAM is")
 
     @field_validator("size")
     @classmethod
