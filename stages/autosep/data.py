@@ -40,3 +40,20 @@ def split(y: np.ndarray, seed: int, pretrain_frac: float, n_unlabelled: int, rep
             for c in classes:
                 test[r, g, perm[c][n_unlabelled:]] = True
     return {"pretrain": np.sort(np.concatenate(pre)), "unlabelled": unl, "test": test}
+
+
+def split_seeds(y: np.ndarray, seeds, pretrain_frac: float, n_unlabelled: int, repeats: int) -> dict:
+    """Every verdict seed's split (``split``), stacked with a leading seed axis, and ``seeds``."""
+    parts = [split(y, s, pretrain_frac, n_unlabelled, repeats) for s in seeds]
+    return {"seeds": np.asarray(list(seeds), dtype=np.int64),
+            **{k: np.stack([p[k] for p in parts]) for k in ("pretrain", "unlabelled", "test")}}
+
+
+def seed_split(d, seed: int) -> dict:
+    """One seed's split from a dataset file's arrays (``split_seeds``); a KeyError naming the seeds
+    it holds when ``seed`` is not among them."""
+    held = [int(s) for s in d["seeds"]]
+    if seed not in held:
+        raise KeyError(f"the dataset holds the seeds {held}, not {seed}: re-run the prepare stage")
+    i = held.index(seed)
+    return {k: d[k][i] for k in ("pretrain", "unlabelled", "test")}

@@ -1,131 +1,115 @@
-"""autosep evaluate: every method's test accuracy, the claims' figures, the controls, and the plots.
+"""autosep evaluate: for every verdict seed (``ctx.seeds``), every method's test accuracy, the
+claims' figures, the control arms, and the plots.
 
-For each setting of experiment.settings (main and the three controls), repeat and group: the test
-accuracy of each searched prompt, of zero-shot, the generic description, majority vote, k-means and
-a random prompt, and Spearman's rho between the instance score and the test accuracy over random
-prompts + generic + AutoSEP. Figures are means over groups and repeats; the intervals are
-Student-t over the repeats (each repeat's mean over the four groups).
-Outputs: reports/autosep/metrics.json, accuracy.png/.csv (main setting, one bar per method) and
-controls.png/.csv (each must check in the main setting and in the control where it should fail).
+Per seed (experiment.evaluate_seed): for each setting of experiment.settings (main and the control
+settings), repeat and group, the test accuracy of each searched prompt, of zero-shot, the generic
+description, majority vote, k-means and a random prompt, and Spearman's rho between the instance
+score and the test accuracy over random prompts + generic + AutoSEP; figures are means over the
+groups and repeats. Under ``controls`` the arms without AutoSEP's contribution, figured as the
+musts figure AutoSEP (``generic_arm``, ``random_score_arm``, ``blind_score``).
+Outputs: reports/autosep/metrics.json (``per_seed`` beside the mean over seeds),
+accuracy.png/.csv (main setting, one bar per method: mean over seeds, dots per seed) and
+controls.png/.csv (each must figure for AutoSEP and for its control arm, per seed).
 """
 from __future__ import annotations
 
 from stages.common.runtime.stage import fail, stage
 
 from .params import PARAMS
-from .paths import CONTROLS_DATA, CONTROLS_PLOT, DATASET, METRICS, PLOT, PLOT_DATA, PROMPTS
+from .paths import DATASET, METRICS, PROMPTS
 
-# must check -> (metric in a setting, threshold, the control in which it should fail)
-MUST = {"gain_zero_shot_pp": (8.0, "finer_look"), "gain_generic_pp": (3.0, "strong_generic"),
-        "gain_random_score_pp": (2.0, "blind_score"), "rho": (0.3, "blind_score")}
+# must figure -> the control arm (under ``controls``) that figures it without AutoSEP's contribution
+MUST_CONTROL = {"gain_best_baseline_pp": "random_score_arm", "gain_zero_shot_pp": "generic_arm",
+                "gain_generic_pp": "random_score_arm", "gain_random_score_pp": "blind_score", "rho": "blind_score"}
+ORDER = ["zero_shot", "generic", "majority_vote", "kmeans", "random_prompt", "opt_random_labels",
+         "opt_majority_vote", "random_score", "autosep", "true_label"]
 
 
-def gains(acc: dict, rho: float, unsupervised) -> dict:
-    """The claims' figures from one setting's accuracies (fractions): gains in percentage points."""
-    out = {"rho": rho}
-    a = acc["autosep"]
-    for ref, key in (("zero_shot", "gain_zero_shot_pp"), ("generic", "gain_generic_pp"),
-                     ("random_score", "gain_random_score_pp"), ("true_label", "gap_true_label_pp")):
-        if ref in acc:
-            out[key] = 100 * (a - acc[ref])
-    present = [m for m in unsupervised if m in acc]
-    best = max(present, key=lambda m: acc[m])
-    out["best_baseline"], out["gain_best_baseline_pp"] = best, 100 * (a - acc[best])
-    return out
+def plots(per_seed: dict, root) -> None:
+    """accuracy.png/.csv (per method, mean over seeds and each seed) and controls.png/.csv."""
+    import numpy as np
+
+    from stages.common.plots import new_figure, save_png, write_csv
+
+    from .paths import CONTROLS_DATA, CONTROLS_PLOT, PLOT, PLOT_DATA
+
+    seeds = list(per_seed)
+    rows = []
+    for m in ORDER:
+        v = [per_seed[s]["accuracy"][m] for s in seeds]
+        rows.append({"method": m, "accuracy": float(np.mean(v)), "seed_min": float(min(v)), "seed_max": float(max(v)),
+                     "seeds": len(v)})
+    write_csv(root / PLOT_DATA, rows)
+    fig, ax = new_figure(figsize=(8, 3.6))
+    colors = ["tab:red" if m == "autosep" else "tab:grey" if m == "true_label" else "tab:blue" for m in ORDER]
+    ax.bar(range(len(ORDER)), [r["accuracy"] for r in rows], color=colors, alpha=0.7)
+    for i, m in enumerate(ORDER):
+        ax.plot([i] * len(seeds), [per_seed[s]["accuracy"][m] for s in seeds], "k.", ms=4)
+    ax.set_xticks(range(len(ORDER)), ORDER, rotation=35, ha="right")
+    lo = min(r["seed_min"] for r in rows)
+    ax.set(ylim=(max(0.0, lo - 0.05), 1.0), ylabel="test accuracy (bar: mean over seeds; dots: seeds)",
+           title=f"autosep stand-in: methods on 8x8 digit groups ({len(seeds)} seeds)")
+    save_png(fig, root / PLOT)
+
+    crow = []
+    for key, arm in MUST_CONTROL.items():
+        for s in seeds:
+            crow.append({"check": key, "arm": "autosep", "seed": s, "value": float(per_seed[s][key])})
+            crow.append({"check": key, "arm": arm, "seed": s, "value": float(per_seed[s]["controls"][arm][key])})
+    write_csv(root / CONTROLS_DATA, crow)
+    fig, axes = new_figure(1, len(MUST_CONTROL), figsize=(13, 3.2))
+    for ax, (key, arm) in zip(axes, MUST_CONTROL.items()):
+        for i, who in enumerate(("autosep", arm)):
+            v = [r["value"] for r in crow if r["check"] == key and r["arm"] == who]
+            ax.bar([i], [float(np.mean(v))], color="tab:red" if i == 0 else "tab:grey", alpha=0.7)
+            ax.plot([i] * len(v), v, "k.", ms=4)
+        ax.set_xticks([0, 1], ["autosep", arm], fontsize=8)
+        ax.set_title(key, fontsize=9)
+    fig.suptitle("must figures: AutoSEP vs its control arm (bars: mean over seeds; dots: seeds)", fontsize=10)
+    save_png(fig, root / CONTROLS_PLOT)
 
 
 def main() -> None:
     with stage("autosep", "evaluate", PARAMS) as ctx:
         import json
+        import time
 
         import numpy as np
-        from tqdm import tqdm
 
         from stages.common.io import write_json
-        from stages.common.plots import new_figure, save_png, write_csv
-        from stages.common.stats import t_interval
+        from stages.common.seeds import per_seed_metrics, run_seeds
 
-        from .experiment import UNSUPERVISED, Search, evaluate_group, group_seed, settings
-        from .sim import GROUPS, Blackbox, prototypes
+        from .data import seed_split
+        from .experiment import evaluate_seed
+        from .sim import GROUPS
 
         p, e = ctx.params.train, ctx.params.evaluate
         d = np.load(ctx.path(DATASET))
-        x, y, unl, test = d["x"], d["y"], d["unlabelled"], d["test"]
+        x, y = d["x"], d["y"]
         found = json.loads(ctx.path(PROMPTS).read_text())
-        protos = prototypes(x[d["pretrain"]], y[d["pretrain"]])
-        s = Search(**p.search.model_dump())
-        metrics: dict = {"groups": [list(g) for g in GROUPS], "repeats": int(unl.shape[0])}
-        for name, (bb_kw, _rule, methods) in settings(p.blackbox.model_dump(), p.generic_rule,
-                                                       p.ablations.finer_block, p.ablations.blind_compare_noise).items():
-            if name not in found or any(m not in found[name]["prompts"] for m in methods):
-                fail(f"{PROMPTS} lacks the setting {name!r} or one of its methods {methods}; re-run "
-                     f"`dvc repro stages/autosep/dvc.yaml:autosep-train`")
-            bb = Blackbox(protos, **bb_kw)
-            gen = tuple(found[name]["generic"])
-            cells = []                                   # (repeat, group) -> {"accuracy", "rho"}
-            for r in tqdm(range(unl.shape[0]), desc=f"evaluate {name}", mininterval=2, disable=None):
-                for g, classes in enumerate(GROUPS):
-                    prompts = {m: tuple(found[name]["prompts"][m][r][g]) for m in methods}
-                    cells.append((r, g, evaluate_group(bb, x[unl[r, g]], x[test[r, g]], y[test[r, g]], classes,
-                                                       prompts, gen, s, group_seed(ctx.seed, r, g), e.n_random,
-                                                       baselines=name == "main")))
-            keys = list(cells[0][2]["accuracy"])
-            acc = {k: float(np.mean([c[2]["accuracy"][k] for c in cells])) for k in keys}
-            rho = float(np.mean([c[2]["rho"] for c in cells]))
-            block = {"accuracy": acc, **gains(acc, rho, UNSUPERVISED)}
-            # per repeat (mean over groups): the spread the intervals are drawn from
-            per_rep = {k: [float(np.mean([c[2]["accuracy"][k] for c in cells if c[0] == r]))
-                           for r in range(unl.shape[0])] for k in keys}
-            block["per_group_gain_zero_shot_pp"] = [
-                100 * float(np.mean([c[2]["accuracy"]["autosep"] - c[2]["accuracy"]["zero_shot"] for c in cells if c[1] == g]))
-                for g in range(len(GROUPS))]
-            if unl.shape[0] >= 2:
-                block["interval"] = {k: t_interval(v, e.level) for k, v in per_rep.items()}
-            block["per_repeat"] = per_rep
-            metrics[name] = block
-        main = metrics.pop("main")
-        metrics.update({k: v for k, v in main.items()})
-        metrics["controls"] = {name: metrics.pop(name) for name in ("finer_look", "strong_generic", "blind_score")}
-        write_json(ctx.path(METRICS), metrics)
+        missing = [s for s in ctx.seeds if str(s) not in found]
+        if missing:
+            fail(f"{PROMPTS} lacks the seeds {missing}; re-run `dvc repro stages/autosep/dvc.yaml:autosep-train`")
+        last = [time.perf_counter()]
 
-        # plot 1: test accuracy per method (main setting), intervals over repeats
-        order = ["zero_shot", "generic", "majority_vote", "kmeans", "random_prompt", "opt_random_labels",
-                 "opt_majority_vote", "random_score", "autosep", "true_label"]
-        iv = main.get("interval", {})
-        rows = [{"method": m, "accuracy": main["accuracy"][m], "low": iv.get(m, {}).get("low", main["accuracy"][m]),
-                 "high": iv.get(m, {}).get("high", main["accuracy"][m])} for m in order]
-        write_csv(ctx.path(PLOT_DATA), rows)
-        fig, ax = new_figure(figsize=(8, 3.6))
-        colors = ["tab:red" if r["method"] == "autosep" else "tab:grey" if r["method"] == "true_label" else "tab:blue"
-                  for r in rows]
-        ax.bar(range(len(rows)), [r["accuracy"] for r in rows], color=colors,
-               yerr=[[r["accuracy"] - r["low"] for r in rows], [r["high"] - r["accuracy"] for r in rows]], capsize=3)
-        ax.set_xticks(range(len(rows)), [r["method"] for r in rows], rotation=35, ha="right")
-        lo = min(r["low"] for r in rows)
-        ax.set(ylim=(max(0.0, lo - 0.05), 1.0), ylabel="test accuracy (mean of 4 groups)",
-               title=f"autosep stand-in: methods on 8x8 digit groups ({unl.shape[0]} repeats, seed {ctx.seed})")
-        save_png(fig, ctx.path(PLOT))
+        def one(seed: int) -> dict:
+            def progress(setting: str, r: int) -> None:
+                if time.perf_counter() - last[0] >= 5:
+                    print(f"    seed {seed} {setting}: repeat {r + 1} evaluated", flush=True)
+                    last[0] = time.perf_counter()
+            try:
+                return evaluate_seed(x, y, seed_split(d, seed), found[str(seed)], p, e.n_random, seed, progress)
+            except KeyError as exc:
+                fail(f"{exc.args[0]}; re-run `dvc repro stages/autosep/dvc.yaml:autosep-train`")
 
-        # plot 2: each must check in the main setting and in its control
-        crow = []
-        for key, (thr, control) in MUST.items():
-            crow.append({"check": key, "setting": "main", "value": float(main[key]), "threshold": thr})
-            crow.append({"check": key, "setting": control, "value": float(metrics["controls"][control][key]), "threshold": thr})
-        write_csv(ctx.path(CONTROLS_DATA), crow)
-        fig, axes = new_figure(1, len(MUST), figsize=(11, 3.2))
-        for ax, key in zip(axes, MUST):
-            pair = [r for r in crow if r["check"] == key]
-            ax.bar([0, 1], [r["value"] for r in pair], color=["tab:red", "tab:grey"])
-            ax.axhline(pair[0]["threshold"], color="k", ls="--", lw=1)
-            ax.set_xticks([0, 1], [r["setting"] for r in pair])
-            ax.set_title(key, fontsize=9)
-        fig.suptitle("must checks: main setting vs the control where each should fail (dashed: threshold)", fontsize=10)
-        save_png(fig, ctx.path(CONTROLS_PLOT))
-        print("  " + ", ".join(f"{k} {main[k]:+.2f}" for k in ("gain_zero_shot_pp", "gain_generic_pp", "gain_random_score_pp",
-                                                               "gain_best_baseline_pp", "gap_true_label_pp", "rho"))
-              + f" (best baseline {main['best_baseline']})", flush=True)
-        print("  controls: " + ", ".join(f"{k} in {c}: {metrics['controls'][c][k]:+.2f}" for k, (_t, c) in MUST.items()),
-              flush=True)
+        per_seed = run_seeds(ctx.seeds, one, "seed")
+        write_json(ctx.path(METRICS), per_seed_metrics(per_seed, repeats=int(d["unlabelled"].shape[1]),
+                                                       groups=[list(g) for g in GROUPS]))
+        plots(per_seed, ctx.root)
+        for s, m in per_seed.items():
+            print(f"  seed {s}: " + ", ".join(f"{k} {m[k]:+.2f} (control {m['controls'][c][k]:+.2f})"
+                                              for k, c in MUST_CONTROL.items())
+                  + f", gap_true_label_pp {m['gap_true_label_pp']:+.2f} (best baseline {m['best_baseline']})", flush=True)
 
 
 if __name__ == "__main__":

@@ -124,3 +124,108 @@ def settings(blackbox: dict, generic_rule: str, finer_block: int, blind_compare_
 def group_seed(seed: int, repeat: int, group: int) -> int:
     """The seed of one (repeat, group) cell: the same in the train and evaluate stages."""
     return int(np.random.default_rng([seed, 7, repeat, group]).integers(2**31))
+
+
+# ---- one verdict seed end to end (the train and evaluate stages run these for every seed of
+# ctx.seeds; benchmarks/autosep/calibration.py and seeds.py call them with calibration seeds)
+
+def train_seed(x: np.ndarray, y: np.ndarray, split: dict, train_p, seed: int, progress=None) -> dict:
+    """Every prompt search of one seed (the main setting and the controls of ``settings``, on every
+    repeat and group of ``split``): ``{"prompts": {setting: {"generic", "prompts"}}, "summary":
+    {setting: {...}}, "curves": {setting: {method: mean best score by round}}}``. ``train_p`` is the
+    profile's ``train`` params; ``progress(setting, repeat)`` is called after each repeat."""
+    from .sim import GROUPS, Blackbox, prototypes
+
+    unl = split["unlabelled"]
+    pre = split["pretrain"]
+    protos = prototypes(x[pre], y[pre])
+    s = Search(**train_p.search.model_dump())
+    out, summary, curves_out = {}, {}, {}
+    for name, (bb_kw, rule, methods) in settings(train_p.blackbox.model_dump(), train_p.generic_rule,
+                                                 train_p.ablations.finer_block,
+                                                 train_p.ablations.blind_compare_noise).items():
+        bb = Blackbox(protos, **bb_kw)
+        gen = generic_prompt(x[pre], s.m, rule)
+        prompts = {m: [] for m in methods}
+        curves = {m: [] for m in methods}
+        scores = {m: [] for m in methods}
+        pseudo_acc = []
+        for r in range(unl.shape[0]):
+            row = {m: [] for m in methods}
+            for g, classes in enumerate(GROUPS):
+                res = search_group(bb, x[unl[r, g]], y[unl[r, g]], classes, gen, s, group_seed(seed, r, g), methods)
+                for m in methods:
+                    row[m].append(list(res["prompts"][m]))
+                    curves[m].append(res["curves"][m])
+                    scores[m].append(res["instance_score"][m])
+                pseudo_acc.append(float(np.mean(res["pseudo_labels"] == y[unl[r, g]])))
+            for m in methods:
+                prompts[m].append(row[m])
+            if progress is not None:
+                progress(name, r)
+        out[name] = {"generic": list(gen), "prompts": prompts}
+        summary[name] = {"instance_score": {m: float(np.mean(v)) for m, v in scores.items()},
+                         "majority_vote_pseudo_label_accuracy": float(np.mean(pseudo_acc))}
+        curves_out[name] = {m: np.mean(curves[m], axis=0).tolist() for m in methods}
+    return {"prompts": out, "summary": summary, "curves": curves_out}
+
+
+def gains(acc: dict, rho: float) -> dict:
+    """The claims' figures from one setting's accuracies (fractions): gains in percentage points,
+    and the best unsupervised baseline (of ``UNSUPERVISED`` present in ``acc``)."""
+    out = {"rho": rho}
+    a = acc["autosep"]
+    for ref, key in (("zero_shot", "gain_zero_shot_pp"), ("generic", "gain_generic_pp"),
+                     ("random_score", "gain_random_score_pp"), ("true_label", "gap_true_label_pp")):
+        if ref in acc:
+            out[key] = 100 * (a - acc[ref])
+    present = [m for m in UNSUPERVISED if m in acc]
+    best = max(present, key=lambda m: acc[m])
+    out["best_baseline"], out["best_baseline_accuracy"] = best, acc[best]
+    out["gain_best_baseline_pp"] = 100 * (a - acc[best])
+    return out
+
+
+def evaluate_seed(x: np.ndarray, y: np.ndarray, split: dict, found: dict, train_p, n_random: int, seed: int,
+                  progress=None) -> dict:
+    """One seed's figures: per setting (main and the controls of ``settings``) every method's test
+    accuracy (mean over the groups and repeats of ``split``) and the claims' gains; plus, under
+    ``controls``, the arms with AutoSEP's contribution taken out, judged as the musts judge AutoSEP:
+    ``generic_arm`` (the un-optimised description prompt: no unlabelled data, no search) and
+    ``random_score_arm`` (the same search and edits, ranked by a random score: no instance score)."""
+    from .sim import GROUPS, Blackbox, prototypes
+
+    unl, test, pre = split["unlabelled"], split["test"], split["pretrain"]
+    protos = prototypes(x[pre], y[pre])
+    s = Search(**train_p.search.model_dump())
+    blocks = {}
+    for name, (bb_kw, _rule, methods) in settings(train_p.blackbox.model_dump(), train_p.generic_rule,
+                                                  train_p.ablations.finer_block,
+                                                  train_p.ablations.blind_compare_noise).items():
+        if name not in found or any(m not in found[name]["prompts"] for m in methods):
+            raise KeyError(f"the prompts lack the setting {name!r} or one of its methods {methods}")
+        bb = Blackbox(protos, **bb_kw)
+        gen = tuple(found[name]["generic"])
+        cells = []
+        for r in range(unl.shape[0]):
+            for g, classes in enumerate(GROUPS):
+                prompts = {m: tuple(found[name]["prompts"][m][r][g]) for m in methods}
+                cells.append((r, g, evaluate_group(bb, x[unl[r, g]], x[test[r, g]], y[test[r, g]], classes,
+                                                   prompts, gen, s, group_seed(seed, r, g), n_random,
+                                                   baselines=name == "main")))
+            if progress is not None:
+                progress(name, r)
+        keys = list(cells[0][2]["accuracy"])
+        acc = {k: float(np.mean([c[2]["accuracy"][k] for c in cells])) for k in keys}
+        block = {"accuracy": acc, **gains(acc, float(np.mean([c[2]["rho"] for c in cells])))}
+        block["per_group_gain_zero_shot_pp"] = [
+            100 * float(np.mean([c[2]["accuracy"]["autosep"] - c[2]["accuracy"]["zero_shot"] for c in cells if c[1] == g]))
+            for g in range(len(GROUPS))]
+        blocks[name] = block
+    main = blocks.pop("main")
+    a = main["accuracy"]
+    controls = dict(blocks)
+    controls["generic_arm"] = {"gain_zero_shot_pp": 100 * (a["generic"] - a["zero_shot"])}
+    controls["random_score_arm"] = {"gain_generic_pp": 100 * (a["random_score"] - a["generic"]),
+                                    "gain_best_baseline_pp": 100 * (a["random_score"] - main["best_baseline_accuracy"])}
+    return {**main, "controls": controls}

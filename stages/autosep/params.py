@@ -52,7 +52,6 @@ class TrainStep(Strict):
 
 class EvaluateStep(Strict):
     n_random: int = Field(ge=3, le=500, description="random prompts in the score/accuracy rank correlation")
-    level: float = Field(gt=0.5, lt=1, description="confidence level of the intervals over repeats")
 
 
 class AutosepParams(Strict):

@@ -1,10 +1,15 @@
-"""autosep train: the black box's "pre-training" (its class prototypes) and every prompt search.
+"""autosep train: for every verdict seed (``ctx.seeds``), the black box's "pre-training" (its class
+prototypes on that seed's pre-training share) and every prompt search.
 
-For the main setting and each control (experiment.settings), on every repeat and group: AutoSEP
-(instance-level score, no labels), the random-score control, and the label-based optimisations
-(majority-vote pseudo-labels, random labels, true labels as the reference), all from the generic
-prompt. The black box with AutoSEP's prompts is saved and registered as an MLflow pyfunc model.
-Outputs: data/autosep/prompts.json, data/autosep/model, reports/autosep/train.json.
+For the main setting and each control setting (experiment.settings), on every repeat and group:
+AutoSEP (instance-level score, no labels), the random-score arm (AutoSEP without its score), and
+the label-based optimisations (majority-vote pseudo-labels, random labels, true labels as the
+reference), all from the generic prompt (experiment.train_seed). The seeds run one after another
+in this process (stages.common.seeds.run_seeds; benchmarks/autosep/seeds.py measures it against a
+process per seed). The black box with the first seed's AutoSEP prompts is saved and registered as
+an MLflow pyfunc model.
+Outputs: data/autosep/prompts.json (per seed), data/autosep/model, reports/autosep/train.json
+(``per_seed``).
 """
 from __future__ import annotations
 
@@ -35,54 +40,50 @@ def main() -> None:
         import time
 
         import numpy as np
-        from tqdm import tqdm
 
         from stages.common.io import write_json
+        from stages.common.seeds import per_seed_metrics, run_seeds
 
-        from .experiment import Search, generic_prompt, group_seed, search_group, settings
-        from .sim import GROUPS, Blackbox, prototypes
+        from .data import seed_split
+        from .experiment import train_seed
+        from .sim import GROUPS, prototypes
 
         p = ctx.params.train
         d = np.load(ctx.path(DATASET))
-        x, y, unl = d["x"], d["y"], d["unlabelled"]
-        protos = prototypes(x[d["pretrain"]], y[d["pretrain"]])
-        s = Search(**p.search.model_dump())
-        out, summary = {}, {}
-        t0 = time.process_time()
-        for name, (bb_kw, rule, methods) in settings(p.blackbox.model_dump(), p.generic_rule,
-                                                     p.ablations.finer_block, p.ablations.blind_compare_noise).items():
-            bb = Blackbox(protos, **bb_kw)
-            gen = generic_prompt(x[d["pretrain"]], s.m, rule)
-            prompts = {m: [] for m in methods}
-            curves = {m: [] for m in methods}
-            scores = {m: [] for m in methods}
-            pseudo_acc = []
-            for r in tqdm(range(unl.shape[0]), desc=f"autosep {name}", mininterval=2, disable=None):
-                row = {m: [] for m in methods}
-                for g, classes in enumerate(GROUPS):
-                    res = search_group(bb, x[unl[r, g]], y[unl[r, g]], classes, gen, s, group_seed(ctx.seed, r, g), methods)
-                    for m in methods:
-                        row[m].append(list(res["prompts"][m]))
-                        curves[m].append(res["curves"][m])
-                        scores[m].append(res["instance_score"][m])
-                    pseudo_acc.append(float(np.mean(res["pseudo_labels"] == y[unl[r, g]])))
-                for m in methods:
-                    prompts[m].append(row[m])
-            out[name] = {"generic": list(gen), "prompts": prompts}
-            summary[name] = {"instance_score": {m: float(np.mean(v)) for m, v in scores.items()},
-                             "majority_vote_pseudo_label_accuracy": float(np.mean(pseudo_acc))}
-            for m in methods:
-                ctx.run.log_curve(f"{name}.{m}.best_score_by_round", np.mean(curves[m], axis=0).tolist())
-        search_cpu_s = time.process_time() - t0
-        write_json(ctx.path(PROMPTS), out)
-        save_model(ctx.path(MODEL), protos, p.blackbox.model_dump(), out["main"]["prompts"]["autosep"][0], ctx.seed)
+        x, y = d["x"], d["y"]
+        last = [time.perf_counter()]
+
+        def one(seed: int) -> dict:
+            def progress(setting: str, r: int) -> None:
+                if time.perf_counter() - last[0] >= 5:
+                    print(f"    seed {seed} {setting}: repeat {r + 1} searched", flush=True)
+                    last[0] = time.perf_counter()
+            t0 = time.process_time()
+            res = train_seed(x, y, seed_split(d, seed), p, seed, progress)
+            res["summary"]["search_cpu_s"] = time.process_time() - t0
+            return res
+
+        results = run_seeds(ctx.seeds, one, "seed")
+        write_json(ctx.path(PROMPTS), {str(s): r["prompts"] for s, r in results.items()})
+        first = ctx.seeds[0]
+        split0 = seed_split(d, first)
+        protos = prototypes(x[split0["pretrain"]], y[split0["pretrain"]])
+        save_model(ctx.path(MODEL), protos, p.blackbox.model_dump(),
+                   results[first]["prompts"]["main"]["prompts"]["autosep"][0], first)
         ctx.run.log_model(ctx.path(MODEL), "blackbox-autosep", params={"groups": [list(g) for g in GROUPS],
-                                                                       **p.blackbox.model_dump()})
-        write_json(ctx.path(TRAIN_METRICS), summary)
-        ctx.run.log_metrics({"search_cpu_s": search_cpu_s})
-        main_s = summary["main"]["instance_score"]
-        print("  instance score (main): " + ", ".join(f"{m} {v:.3f}" for m, v in main_s.items())
-              + f"; searches {search_cpu_s:.1f} CPU s", flush=True)
+                                                                       "seed": first, **p.blackbox.model_dump()})
+        summary = {s: r["summary"] for s, r in results.items()}
+        write_json(ctx.path(TRAIN_METRICS), per_seed_metrics(summary))
+        for name, by_method in results[first]["curves"].items():
+            for m in by_method:
+                ctx.run.log_curve(f"{name}.{m}.best_score_by_round",
+                                  np.mean([r["curves"][name][m] for r in results.values()], axis=0).tolist())
+        cpu = sum(v["search_cpu_s"] for v in summary.values())
+        ctx.run.log_metrics({"search_cpu_s": cpu})
+        for s, v in summary.items():
+            print(f"  seed {s} instance score (main): " + ", ".join(
+                f"{m} {sc:.3f}" for m, sc in v["main"]["instance_score"].items()), flush=True)
+        print(f"  searches {cpu:.1f} CPU s over {len(summary)} seeds", flush=True)
 
 
 if __name__ == "__main__":

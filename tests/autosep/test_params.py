@@ -12,7 +12,7 @@ def test_finer_block_must_be_finer(params_copy):
 
 
 def test_blind_noise_must_exceed_compare_noise(params_copy):
-    params_copy["autosep"]["paper"]["train"]["ablations"]["blind_compare_noise"] = 0.5
+    params_copy["autosep"]["paper"]["train"]["ablations"]["blind_compare_noise"] = 0.2
     assert "must exceed train.blackbox.compare_noise" in params_error("autosep", PARAMS, params_copy)
 
 
