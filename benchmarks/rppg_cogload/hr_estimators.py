@@ -25,11 +25,11 @@ def main(n: int = 40) -> None:
     from stages.rppg_cogload.vitals import HR_BAND, bandpass, peak_rate
 
     limit_threads()
-    rng = np.random.default_rng(0)
+    rng = np.random.default_rng(1000)          # a calibration seed (>= 1000), never a verdict seed
     fs = 30
     sig = [nk.ppg_simulate(duration=120, sampling_rate=fs, heart_rate=float(rng.uniform(55, 110)),
                            frequency_modulation=0.1, ibi_randomness=0.1, drift=0, motion_amplitude=0,
-                           powerline_amplitude=0, random_state=int(k)) for k in range(n)]
+                           powerline_amplitude=0, random_state=1000 + int(k)) for k in range(n)]
     out, cpu = {}, {}
     t = time.process_time()
     out["fft (ours)"] = [peak_rate(x, fs) for x in sig]

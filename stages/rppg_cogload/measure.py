@@ -8,9 +8,9 @@ from .vitals import (HR_BAND, RESP_BAND, around_rate, blink_rate, fused_waveform
                      resp_features, snr_fusion)
 
 
-def measure(ph, se, contact: bool = True, progress=None) -> dict[str, np.ndarray]:
-    """Columns (one value per recording) of the estimates and features. ``contact=False`` skips the
-    contact columns (they do not depend on the setting)."""
+def contact_columns(ph, progress=None) -> dict[str, np.ndarray]:
+    """The contact sensors' columns (ground truth and contact features); they do not depend on the
+    setting of the remote sensors."""
     fs = ph.fs
     cols: dict[str, list] = {}
 
@@ -18,16 +18,43 @@ def measure(ph, se, contact: bool = True, progress=None) -> dict[str, np.ndarray
         cols.setdefault(key, []).append(value)
 
     for i in range(len(ph.ppg)):
-        if contact:
-            put("gt_hr", peak_rate(ph.ppg[i], fs, HR_BAND))
-            put("gt_rr", peak_rate(ph.rsp[i], fs, RESP_BAND))
-            hp_c = heartpy_measures(around_rate(ph.ppg[i], fs, cols["gt_hr"][-1]), fs)   # same pipeline as remote
-            put("contact_hr", cols["gt_hr"][-1])
-            for k in ("rmssd", "sdnn", "pnn50", "sd1", "sd2"):
-                put(f"contact_{k}", hp_c[k])
-            put("gt_hr_heartpy", hp_c["bpm"])
-            for k, v in resp_features(ph.rsp[i], fs).items():
-                put(f"contact_{k}", v)
+        gt = peak_rate(ph.ppg[i], fs, HR_BAND)
+        put("gt_hr", gt)
+        put("gt_rr", peak_rate(ph.rsp[i], fs, RESP_BAND))
+        hp_c = heartpy_measures(around_rate(ph.ppg[i], fs, gt), fs)   # same pipeline as remote
+        put("contact_hr", gt)
+        for k in ("rmssd", "sdnn", "pnn50", "sd1", "sd2"):
+            put(f"contact_{k}", hp_c[k])
+        put("gt_hr_heartpy", hp_c["bpm"])
+        for k, v in resp_features(ph.rsp[i], fs).items():
+            put(f"contact_{k}", v)
+        if progress is not None:
+            progress.update(1)
+    return {k: np.asarray(v, dtype=float) for k, v in cols.items()}
+
+
+def camera_rates(ph, se) -> dict[str, np.ndarray]:
+    """Only the FFT heart rates of the two cameras and of their SNR and naive fusions (what the
+    calibration's noise sweep needs: no HRV, respiration or blink)."""
+    out: dict[str, list] = {"rgb_hr": [], "nir_hr": [], "fusion_hr": [], "naive_hr": []}
+    for i in range(len(ph.ppg)):
+        rgb, nir = se.rgb[i], se.nir[i]
+        out["rgb_hr"].append(peak_rate(rgb, ph.fs, HR_BAND))
+        out["nir_hr"].append(peak_rate(nir, ph.fs, HR_BAND))
+        out["fusion_hr"].append(snr_fusion([rgb, nir], ph.fs, HR_BAND)[0])
+        out["naive_hr"].append(naive_fusion([out["rgb_hr"][-1], out["nir_hr"][-1]]))
+    return {k: np.asarray(v, dtype=float) for k, v in out.items()}
+
+
+def remote_columns(ph, se, progress=None) -> dict[str, np.ndarray]:
+    """The remote sensors' columns of one setting: every estimate and feature."""
+    fs = ph.fs
+    cols: dict[str, list] = {}
+
+    def put(key, value):
+        cols.setdefault(key, []).append(value)
+
+    for i in range(len(ph.ppg)):
         rgb, nir = se.rgb[i], se.nir[i]
         put("rgb_hr", peak_rate(rgb, fs, HR_BAND))
         put("nir_hr", peak_rate(nir, fs, HR_BAND))
@@ -51,3 +78,10 @@ def measure(ph, se, contact: bool = True, progress=None) -> dict[str, np.ndarray
         if progress is not None:
             progress.update(1)
     return {k: np.asarray(v, dtype=float) for k, v in cols.items()}
+
+
+def measure(ph, se, contact: bool = True, progress=None) -> dict[str, np.ndarray]:
+    """Columns (one value per recording) of the estimates and features. ``contact=False`` skips the
+    contact columns (they do not depend on the setting)."""
+    out = contact_columns(ph) if contact else {}
+    return {**out, **remote_columns(ph, se, progress)}

@@ -42,8 +42,7 @@ class PrepareStep(Strict):
     fs: int = Field(ge=10, le=250, description="sampling rate, Hz (CogPhys rPPG: 30)")
     effects: Effects
     main: Setting
-    shared_noise: Setting
-    high_motion: Setting
+    shared_noise: Setting = Field(description="the control of fusion_beats_best_camera: both cameras share the head motion and sensor noise")
 
 
 class TrainStep(Strict):
