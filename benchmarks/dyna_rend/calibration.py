@@ -1,79 +1,82 @@
-"""dyna_rend calibration: steps/s, and every arm's pretext and downstream figures at a size.
+"""dyna_rend calibration, on calibration seeds only (>= 1000, never a verdict seed): the study's own
+functions (prepare.splits, train.train_seed, evaluate.seed_figures) at the profile's sizes, with
+``--set`` overrides, one seed after another; prints each seed's figures, the musts' and their
+controls' verdicts over the seeds (the same judge as the ledger), and the CPU seconds per seed.
 
-usage: python -m benchmarks.dyna_rend.calibration --steps 1500 --ft 400 --seed 0 --ckpt 100 [--arms ...]
-(--ckpt: dynarend is also fine-tuned from its checkpoint at that step, the transfer control)
-``--smoke`` runs it at tiny sizes in seconds (what CI runs): every arm, 3 + 3 steps on a few scenes, --ckpt 2.
+    nice -n 10 python benchmarks/dyna_rend/calibration.py [--seeds 1000,1001,...] \
+        [--set train.pretrain_steps=600 --set train.finetune_steps=200 ...]
+
+``--smoke`` runs it at the smoke profile's sizes with two seeds in seconds (what CI runs).
 """
 from __future__ import annotations
 
-import argparse
+import sys
 import time
+from pathlib import Path
 
-import numpy as np
-import torch
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))   # the repository, for benchmarks.common
 
-from stages.common.device import limit_threads
-from stages.dyna_rend.loops import finetune, new_model, pretrain, views_of
-from stages.dyna_rend.nets import future_mse, success
-from stages.dyna_rend.world import Grid, make_set
+from benchmarks.common.calibration import parse_seeds, seed_parser, study_params  # noqa: E402
+
+# (name, metric, baseline, control, op, threshold): the musts as claims.yaml registers them
+MUSTS = (("dynarend_beats_2d_pretraining", "success.dynarend.none", "best_2d.none", "success.dynarend_blind.none", ">", 0.0),
+         ("pretraining_transfers", "claim.transfer_gain", None, "control.transfer_gain_blind", ">=", 0.10),
+         ("pretext_future_learned", "claim.pretext_ratio", None, "control.pretext_ratio_shuffled_instruction", "<=", 0.9))
+
+
+def run_seed(p, seed: int, progress: bool = False) -> dict:
+    """One calibration seed end to end in memory: the figures evaluate writes for a seed."""
+    from stages.dyna_rend.evaluate import CONDITIONS, seed_figures
+    from stages.dyna_rend.loops import views_of
+    from stages.dyna_rend.params import CAMERAS
+    from stages.dyna_rend.prepare import splits
+    from stages.dyna_rend.train import train_seed
+    from stages.dyna_rend.world import Grid
+
+    raw = splits(p.prepare, seed)
+
+    def split(name):
+        pre = f"{name}__"
+        return views_of({k[len(pre):]: v for k, v in raw.items() if k.startswith(pre)}, CAMERAS)
+
+    tr = p.train
+    states, _ = train_seed(tr, Grid(*p.prepare.grid), split("pretrain"), split("demos"), seed, progress=progress)
+    held = [c for c in CAMERAS if c not in tr.cams_in]
+    tests = {c: split(f"test_{c}") for c in CONDITIONS}
+    return seed_figures(states, tests, split("test_push"), Grid(*p.prepare.grid), tr, held, seed, p.evaluate.chunk)
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--steps", type=int, default=600)
-    ap.add_argument("--ft", type=int, default=300)
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--c", type=int, default=16)
-    ap.add_argument("--demos", type=int, default=60)
-    ap.add_argument("--npre", type=int, default=2000)
-    ap.add_argument("--ntest", type=int, default=300)
-    ap.add_argument("--batch", type=int, default=16)
-    ap.add_argument("--lr", type=float, default=3e-3)
-    ap.add_argument("--ftlr", type=float, default=1e-3)
-    ap.add_argument("--arms", default="none,mae2d,vidpred2d,recon3d,dynarend")
-    ap.add_argument("--ckpt", type=int, default=0)
-    ap.add_argument("--smoke", action="store_true", help="tiny sizes: checks the script still runs (CI)")
-    a = ap.parse_args()
-    if a.smoke:  # tiny sizes; options given explicitly still win
-        ap.set_defaults(steps=3, ft=3, c=4, demos=4, npre=16, ntest=8, batch=4, ckpt=2)
-        a = ap.parse_args()
+    ap = seed_parser(__doc__, sets=True)
+    a, seeds = parse_seeds(ap)
+
+    from stages.common.claims import lookup
+    from stages.common.device import limit_threads
+    from stages.common.inference import judge
+    from stages.dyna_rend.params import PARAMS
+
     limit_threads(1)
-    g = Grid(8, 8, 4)
-    IN, ALL = ("x+", "y+"), ("top", "x+", "x-", "y+", "y-")
-    HELD = ("top", "x-", "y-")
-    ss = np.random.SeedSequence(a.seed).spawn(6)
-    pre = views_of(make_set(ss[0], a.npre, g, 4, 0.3), ALL)
-    demos = views_of(make_set(ss[1], a.demos, g, 4, 0.3), ALL)
-    tests = {p: views_of(make_set(ss[2 + i], a.ntest, g, 4, 0.3, p), ALL)
-             for i, p in enumerate(("none", "distractors", "table", "lighting"))}
-    for arm in a.arms.split(","):
-        m = new_model(g, a.c, IN, a.seed)
+    p = study_params("dyna_rend", PARAMS, a)
+    print(f"profile {a.profile}, calibration seeds {seeds}, overrides {a.set or 'none'}", flush=True)
+    figs = {}
+    for seed in seeds:
         t0 = time.process_time()
-        curve, saved = pretrain(m, arm, pre, IN, ALL, a.steps, a.batch, a.lr, 0.5, 2, a.seed,
-                                checkpoints=(a.ckpt,) if a.ckpt and arm == "dynarend" else ())
-        tp = time.process_time() - t0
-        extra = ""
-        if arm in ("recon3d", "dynarend"):
-            t = tests["none"]
-            fm = future_mse(m, t, IN, HELD, True)
-            cm = future_mse(m, t, IN, HELD, False)
-            copy = float(sum(((t["views"][c] - t["views_f"][c]) ** 2).mean() for c in HELD) / len(HELD))
-            sh = dict(t)
-            sh["instr"] = t["instr"][torch.randperm(len(t["target"]), generator=torch.Generator().manual_seed(1))]
-            fs = future_mse(m, sh, IN, HELD, True)
-            extra = f" fut {fm:.4f} cur-as-fut {cm:.4f} copy {copy:.4f} ratio {fm/cm:.3f} shuffled {fs/cm:.3f}"
-        states = {"": m.state_dict()}
-        if a.ckpt and saved:
-            states[f"@{a.ckpt}"] = saved[a.ckpt]
-        for tag, st in states.items():
-            mm = new_model(g, a.c, IN, a.seed)
-            mm.load_state_dict(st)
-            t1 = time.process_time()
-            finetune(mm, demos, IN, a.ft, 32, a.ftlr, a.seed + 100)
-            tf = time.process_time() - t1
-            s = {p: success(mm, t, IN) for p, t in tests.items()}
-            print(f"{arm}{tag}: pre {tp:.1f}s ({a.steps/max(tp,1e-9):.1f} st/s) ft {tf:.1f}s loss {np.mean(curve[-50:]) if curve else 0:.4f} "
-                  + " ".join(f"{p} {v:.3f}" for p, v in s.items()) + extra, flush=True)
+        f = figs[seed] = run_seed(p, seed)
+        print(f"seed {seed} ({time.process_time() - t0:.1f} s CPU): success in distribution "
+              + ", ".join(f"{arm} {s['none']:.3f}" for arm, s in f["success"].items())
+              + f"; perturbed mean dynarend {f['perturbed_mean']['dynarend']:.3f} none {f['perturbed_mean']['none']:.3f}"
+              + f"; pretext ratio dynarend {f['claim']['pretext_ratio']:.3f} (shuffled instruction "
+              f"{f['control']['pretext_ratio_shuffled_instruction']:.3f}), recon3d {f['pretext']['recon3d']['ratio']:.3f}, "
+              f"blind {f['control']['pretext_ratio_blind']:.3f}", flush=True)
+
+    def values(key, base):
+        return [lookup(figs[s], key) - (lookup(figs[s], base) if base else 0.0) for s in seeds]
+
+    for name, metric, base, control, op, thr in MUSTS:
+        own, ctl = values(metric, base), values(control, base)
+        jo, jc = judge(own, op, thr, "interval"), judge(ctl, op, thr, "interval")
+        print(f"{name}: {[round(v, 3) for v in own]} mean {jo.mean:.3f} interval {jo.interval} -> {jo.verdict}; "
+              f"control {[round(v, 3) for v in ctl]} mean {jc.mean:.3f} -> {jc.verdict}", flush=True)
 
 
 if __name__ == "__main__":

@@ -5,16 +5,26 @@ import torch
 
 from stages.common.optim import Adam
 
-from .nets import Model, instr_onehot, policy_loss, pretext_loss
+from .nets import N_DIRECTIONS, Model, instr_onehot, policy_loss, pretext_loss
 from .render import render
 from .world import PALETTE
 
 N_COLOURS = len(PALETTE)
+N_INSTR = 2 * N_COLOURS + N_DIRECTIONS
 
 
-def load_split(npz, name: str) -> dict:
-    """One split of scenes.npz (keys ``<split>__<array>``) as world.make_set's dict."""
-    pre = f"{name}__"
+def stream_seed(seed: int, stream: int) -> int:
+    """An integer seed for one random stream of a verdict seed (1: pre-training batches and masks,
+    2: fine-tuning batches), from numpy's SeedSequence: streams of different seeds never coincide."""
+    import numpy as np
+
+    return int(np.random.SeedSequence([seed, stream]).generate_state(1, dtype=np.uint64)[0] >> 1)
+
+
+def load_split(npz, name: str, seed: int | None = None) -> dict:
+    """One split of scenes.npz (keys ``s<seed>/<split>__<array>``, or ``<split>__<array>`` with
+    ``seed`` None) as world.make_set's dict."""
+    pre = f"{name}__" if seed is None else f"s{seed}/{name}__"
     return {k[len(pre):]: npz[k] for k in npz.files if k.startswith(pre)}
 
 
@@ -52,7 +62,7 @@ def take(batch: dict, idx, device=None) -> dict:
 
 def new_model(grid, channels: int, cams_in, seed: int, device="cpu") -> Model:
     torch.manual_seed(seed)
-    return Model(grid, 2 * N_COLOURS, channels, cams_in).to(device)
+    return Model(grid, N_INSTR, channels, cams_in).to(device)
 
 
 def pretrain(model: Model, arm: str, data: dict, cams_in, cams_all, steps: int, batch: int, lr: float,

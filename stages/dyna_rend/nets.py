@@ -1,21 +1,30 @@
 """The shared encoder, the pre-training objectives and the downstream policy (torch).
 
 Every arm has the same network: a per-camera 2-D CNN on the input RGB-D views (plus a visibility
-channel), its feature maps back-projected into the voxel grid by the observed depth (``render.lift``),
-a 3-D CNN conditioned on the instruction (FiLM), and a "future" 3-D block (FiLM again). The policy
-reads [current, future] voxel features and scores every voxel (an action value map); the action is
-the arg-max voxel. The arms differ only in how the weights start:
+channel) and a 2-D "future" map of it (FiLM-conditioned on the instruction); both feature maps are
+back-projected into the voxel grid by the observed depth (``render.lift``); a 3-D CNN conditioned on
+the instruction (FiLM) gives the current voxel features, and a "future" 3-D block (FiLM again) the
+future ones. The policy reads [current 3-D, future 3-D, lifted current 2-D, lifted future 2-D]
+features and scores every voxel (an action value map); the action is the arg-max voxel. So every
+arm hands the policy the features it pre-trained, current and future where it has them. The arms
+differ only in how the weights start:
 
 - ``none``: random.
 - ``mae2d``: 2-D masked image modelling. The 2-D CNN with a 2-D head rebuilds the masked pixels
   of its own view. No 3-D lifting is trained (the 3-D parts stay random).
-- ``vidpred2d``: 2-D video prediction. The 2-D CNN, FiLM-conditioned on the instruction, predicts
-  its own view of the future scene.
+- ``vidpred2d``: 2-D video prediction. The 2-D CNN and its FiLM-conditioned future map predict the
+  camera's own view of the future scene (through the 2-D head).
 - ``recon3d``: masked 3-D reconstruction by rendering (the ablation without the future term):
   the whole encoder decodes density and colour per voxel; the loss is on renders of the current
   scene from every camera, held-out viewpoints included.
 - ``dynarend``: ``recon3d`` plus future prediction: the future block's features decode the scene
   after the instruction, rendered and compared with the future views.
+- ``dynarend_blind`` (the control): ``dynarend``'s network, objective and steps, but every render
+  target (present and future views, table) is another scene's of the batch: the pretext carries no
+  information about the input, so what it adds is the optimisation, not the scenes.
+
+The pre-training scenes are ``push`` scenes (stages/dyna_rend/world.py): their future never holds
+the stacking task's label.
 """
 from __future__ import annotations
 
@@ -25,7 +34,8 @@ import torch.nn.functional as F
 
 from .render import lift, render, voxel_index
 
-ARMS = ("none", "mae2d", "vidpred2d", "recon3d", "dynarend")
+ARMS = ("none", "mae2d", "vidpred2d", "recon3d", "dynarend", "dynarend_blind")
+RENDER_ARMS = ("recon3d", "dynarend", "dynarend_blind")
 # The density logit starts at -6 (alpha ~ 0.0025 everywhere). From alpha 0.5 or 0.12 the empty voxels'
 # gradient outweighs the few occupied ones', every render collapses to "no blocks" and softplus's
 # gradient then vanishes (calibration: occupancy recall 0 after 300 steps at -2 and 0, 1.0 at -6).
@@ -50,7 +60,8 @@ class Encoder(nn.Module):
         self.enc2d = nn.Sequential(nn.Conv2d(5, c, 3, padding=1), nn.ReLU(),
                                    nn.Conv2d(c, c, 3, padding=1), nn.ReLU(),
                                    nn.Conv2d(c, c, 3, padding=1))
-        self.body1 = nn.Conv3d(c + 1, c, 3, padding=1)
+        self.film2d = Film(n_instr, c)
+        self.body1 = nn.Conv3d(2 * c + 1, c, 3, padding=1)
         self.film1 = Film(n_instr, c)
         self.body2 = nn.Conv3d(c, c, 3, padding=1)
         self.fut1 = nn.Conv3d(c, c, 3, padding=1)
@@ -61,10 +72,16 @@ class Encoder(nn.Module):
         """Per-camera 2-D feature maps of (B, 4, W, H) views with (B, 1, W, H) visibility masks."""
         return [self.enc2d(torch.cat([v * m, m], dim=1)) for v, m in zip(views, visible)]
 
+    def future2d(self, f2, instr):
+        """The 2-D future map of each camera's feature map (what vidpred2d's head decodes)."""
+        return [F.relu(self.film2d(f, instr)) for f in f2]
+
     def forward(self, views, visible, instr):
-        """Current and future voxel features, (B, C, X, Y, Z) each."""
+        """Current and future voxel features, (B, C, X, Y, Z) each, and the lifted 2-D features
+        (current and future maps and the hit channel: B, 2C + 1, X, Y, Z)."""
         g = self.grid
         f2 = self.feats2d(views, visible)
+        f2 = [torch.cat([f, u], dim=1) for f, u in zip(f2, self.future2d(f2, instr))]
         idx = []
         for cam, v, m in zip(self.in_cams, views, visible):
             i = voxel_index(v[:, 3], cam, g.x, g.y, g.z)
@@ -73,7 +90,7 @@ class Encoder(nn.Module):
         h = F.relu(self.film1(self.body1(vox), instr))
         cur = F.relu(self.body2(h)) + h
         fut = cur + self.fut2(F.relu(self.film2(self.fut1(cur), instr)))
-        return cur, fut
+        return cur, fut, vox
 
 
 class Model(nn.Module):
@@ -86,8 +103,7 @@ class Model(nn.Module):
         with torch.no_grad():
             self.dec3d.bias[0].fill_(DENSITY_BIAS)
         self.head2d = nn.Conv2d(c, 4, 3, padding=1)
-        self.film2d = Film(n_instr, c)
-        self.policy = nn.Conv3d(2 * c, 1, 1)
+        self.policy = nn.Conv3d(4 * c + 1, 1, 1)
 
     def decode(self, f):
         out = self.dec3d(f)
@@ -95,13 +111,23 @@ class Model(nn.Module):
         return alpha, torch.sigmoid(out[:, 1:])
 
     def logits(self, views, visible, instr):
-        cur, fut = self.enc(views, visible, instr)
-        return self.policy(torch.cat([cur, fut], dim=1)).flatten(1)
+        cur, fut, vox = self.enc(views, visible, instr)
+        return self.policy(torch.cat([cur, fut, vox], dim=1)).flatten(1)
+
+
+N_DIRECTIONS = 4
 
 
 def instr_onehot(instr, n_colours: int):
-    """(B, 2) colour ids of (A, B) -> (B, 2 * n_colours)."""
-    return torch.cat([F.one_hot(instr[:, 0], n_colours), F.one_hot(instr[:, 1], n_colours)], dim=1).float()
+    """(B, 2) colour ids (A, B) of "put A on B", or (B, 3) instructions (A, B, d) with -1 where a
+    slot is unused ("push A towards d": B = -1; stack: d = -1) -> (B, 2 * n_colours + 4) one-hot
+    slots, all zero where unused."""
+    sizes = (n_colours, n_colours, N_DIRECTIONS)
+    parts = []
+    for k, size in enumerate(sizes):
+        col = instr[:, k] if k < instr.shape[1] else torch.full_like(instr[:, 0], -1)
+        parts.append(F.one_hot(col.clamp(min=0), size) * (col >= 0)[:, None])
+    return torch.cat(parts, dim=1).float()
 
 
 def patch_mask(shape, patch: int, ratio: float, gen, device="cpu"):
@@ -127,19 +153,22 @@ def pretext_loss(model, arm: str, batch, cams_in, cams_all, mask_ratio: float, p
             loss = loss + (err * (1 - m)).sum() / (1 - m).sum().clamp(min=1)
         return loss / len(views)
     if arm == "vidpred2d":
-        f2 = model.enc.feats2d(views, vis)
+        f2 = model.enc.future2d(model.enc.feats2d(views, vis), instr)
         loss = 0.0
         for f, c in zip(f2, cams_in):
-            pred = model.head2d(F.relu(model.film2d(f, instr)))
-            loss = loss + ((pred - batch["views_f"][c]) ** 2).mean()
+            loss = loss + ((model.head2d(f) - batch["views_f"][c]) ** 2).mean()
         return loss / len(views)
-    if arm in ("recon3d", "dynarend"):
-        cur, fut = model.enc(views, vis, instr)
+    if arm in RENDER_ARMS:
+        cur, fut, _ = model.enc(views, vis, instr)
+        tgt = batch
+        if arm == "dynarend_blind":      # every target is the next scene's of the batch
+            tgt = {k: ({c: t.roll(1, 0) for c, t in v.items()} if isinstance(v, dict) else v.roll(1, 0))
+                   for k, v in batch.items()}
         a, c = model.decode(cur)
-        loss = sum(((render(a, c, batch["table"], cam) - batch["views"][cam]) ** 2).mean() for cam in cams_all)
-        if arm == "dynarend":
+        loss = sum(((render(a, c, tgt["table"], cam) - tgt["views"][cam]) ** 2).mean() for cam in cams_all)
+        if arm != "recon3d":
             a, c = model.decode(fut)
-            loss = loss + sum(((render(a, c, batch["table"], cam) - batch["views_f"][cam]) ** 2).mean()
+            loss = loss + sum(((render(a, c, tgt["table"], cam) - tgt["views_f"][cam]) ** 2).mean()
                               for cam in cams_all)
         return loss / len(cams_all)
     raise ValueError(f"arm must be one of {ARMS}, got {arm!r}")
@@ -170,7 +199,7 @@ def future_mse(model, batch, cams_in, cams_eval, use_future: bool = True) -> flo
     present: "nothing moves") against the true future views of ``cams_eval``, unmasked inputs."""
     views = [batch["views"][c] for c in cams_in]
     vis = [torch.ones_like(v[:, :1]) for v in views]
-    cur, fut = model.enc(views, vis, batch["instr"])
+    cur, fut, _ = model.enc(views, vis, batch["instr"])
     a, c = model.decode(fut if use_future else cur)
     return float(sum(((render(a, c, batch["table"], cam) - batch["views_f"][cam]) ** 2).mean()
                      for cam in cams_eval) / len(cams_eval))

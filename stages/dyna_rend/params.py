@@ -5,7 +5,8 @@ from pydantic import Field, field_validator, model_validator
 
 from stages.common.runtime.params import Strict
 
-ARMS = ("none", "mae2d", "vidpred2d", "recon3d", "dynarend")
+ARMS = ("none", "mae2d", "vidpred2d", "recon3d", "dynarend", "dynarend_blind")
+NEEDED = ("none", "dynarend", "dynarend_blind")
 CAMERAS = ("top", "x+", "x-", "y+", "y-")
 
 
@@ -13,9 +14,9 @@ class PrepareStep(Strict):
     grid: list[int] = Field(min_length=3, max_length=3, description="voxels along x, y, z (z: height)")
     n_blocks: int = Field(ge=2, le=5, description="coloured blocks per scene (distinct colours of the 5-colour palette)")
     stack_p: float = Field(ge=0, le=1, description="probability that a block (after the first two) is stacked")
-    n_pretrain: int = Field(ge=8, description="unlabelled (views, instruction, future views) triples for pre-training")
-    n_demos: int = Field(ge=4, description="labelled demonstrations for fine-tuning")
-    n_test: int = Field(ge=10, description="test scenes per condition (in distribution and each perturbation)")
+    n_pretrain: int = Field(ge=8, description="unlabelled push videos (views, push instruction, future views) for pre-training, per seed")
+    n_demos: int = Field(ge=4, description="labelled stacking demonstrations for fine-tuning, per seed")
+    n_test: int = Field(ge=10, description="test scenes per condition (in distribution, each perturbation, and held-out push scenes), per seed")
     lighting: float = Field(gt=0, lt=1, description="colour factor of the lighting perturbation")
 
     @field_validator("grid")
@@ -34,11 +35,10 @@ class PrepareStep(Strict):
 
 
 class TrainStep(Strict):
-    arms: list[str] = Field(min_length=2, description="pre-training arms; must include none and dynarend")
+    arms: list[str] = Field(min_length=3, description="pre-training arms; must include none, dynarend and dynarend_blind (the control)")
     cams_in: list[str] = Field(min_length=1, description="input cameras; the others are held-out render targets")
     channels: int = Field(ge=2, le=256, description="feature channels of the 2-D and 3-D CNNs")
     pretrain_steps: int = Field(ge=1, description="Adam steps of every pre-training arm")
-    control_steps: int = Field(ge=1, description="dynarend also fine-tuned from its checkpoint at this step (the short pre-training control)")
     batch: int = Field(ge=2, description="scenes per pre-training step")
     lr: float = Field(gt=0, lt=1, description="pre-training learning rate")
     mask_ratio: float = Field(ge=0, lt=1, description="fraction of input-view patches masked in pre-training")
@@ -51,8 +51,8 @@ class TrainStep(Strict):
     @classmethod
     def _arms(cls, v: list[str]) -> list[str]:
         bad = [a for a in v if a not in ARMS]
-        if bad or len(set(v)) != len(v) or not {"none", "dynarend"} <= set(v):
-            raise ValueError(f"arms must be distinct names of {list(ARMS)} including none and dynarend, got {v}")
+        if bad or len(set(v)) != len(v) or not set(NEEDED) <= set(v):
+            raise ValueError(f"arms must be distinct names of {list(ARMS)} including {', '.join(NEEDED)}, got {v}")
         return v
 
     @field_validator("cams_in")
@@ -62,12 +62,6 @@ class TrainStep(Strict):
         if bad or len(set(v)) != len(v) or len(v) >= len(CAMERAS):
             raise ValueError(f"cams_in must be distinct cameras of {list(CAMERAS)}, leaving at least one held out, got {v}")
         return v
-
-    @model_validator(mode="after")
-    def _control(self) -> "TrainStep":
-        if self.control_steps >= self.pretrain_steps:
-            raise ValueError(f"control_steps ({self.control_steps}) must be < pretrain_steps ({self.pretrain_steps})")
-        return self
 
 
 class EvaluateStep(Strict):

@@ -1,11 +1,14 @@
-"""dyna_rend train: every arm's pre-training, then behaviour cloning on the demos.
+"""dyna_rend train: for every verdict seed, every arm's pre-training on the seed's push videos, then
+behaviour cloning of the stacking task on its demos.
 
-Every arm starts from the same random weights (the seed) and is fine-tuned by the same loop with the
-same batches; only the pre-training differs (stages/dyna_rend/nets.py). dynarend is also fine-tuned
-from its checkpoint at ``control_steps`` (the short pre-training control of the transfer check).
-Outputs: data/dyna_rend/weights.pt (every arm's pre-trained and fine-tuned state dicts),
-data/dyna_rend/model (the dynarend policy as an MLflow pyfunc model, logged and registered) and
-reports/dyna_rend/train.json.
+Within a seed every arm starts from the same random weights and is fine-tuned by the same loop with
+the same batches; only the pre-training differs (stages/dyna_rend/nets.py). ``dynarend_blind`` is
+DynaRend's objective with every render target taken from another scene (the control). The seeds run
+one after another in this process (``run_seeds``; benchmarks/dyna_rend/seeds.py measures it
+against one process per seed).
+Outputs: data/dyna_rend/weights.pt ({seed: {arm: {"pretrained", "policy"}}} state dicts),
+data/dyna_rend/model (the first seed's dynarend policy as an MLflow pyfunc model, logged and
+registered) and reports/dyna_rend/train.json (per seed, each loss curve's first and last values).
 """
 from __future__ import annotations
 
@@ -14,37 +17,30 @@ from stages.common.runtime.stage import stage
 from .params import CAMERAS, PARAMS
 from .paths import MODEL, SCENES, TRAIN_METRICS, WEIGHTS
 
-SHORT = "dynarend_short"
 
-
-def train_all(p, grid, pre, demos, seed: int, device, progress: bool = True):
-    """{arm: {"pretrained": state, "policy": state}} and the loss curves, for every arm of ``p``
-    (plus dynarend_short when dynarend is an arm)."""
+def train_seed(p, grid, pre, demos, seed: int, device="cpu", progress: bool = True):
+    """One seed: ({arm: {"pretrained": state, "policy": state}}, {curve name: losses}) for every arm
+    of ``p``. ``pre``/``demos``: views_of dicts of the seed's push videos and demos."""
     from tqdm import tqdm
 
-    from .loops import finetune, new_model, pretrain
+    from .loops import finetune, new_model, pretrain, stream_seed
 
     def cpu(sd):
         return {k: v.detach().cpu().clone() for k, v in sd.items()}
 
     states, curves = {}, {}
-    total = sum(p.pretrain_steps for a in p.arms if a != "none") + p.finetune_steps * (len(p.arms) + 1)
-    with tqdm(total=total, desc="dyna_rend: pre-train and fine-tune", disable=not progress, mininterval=2) as bar:
+    total = sum(p.pretrain_steps for a in p.arms if a != "none") + p.finetune_steps * len(p.arms)
+    with tqdm(total=total, desc=f"dyna_rend seed {seed}: pre-train and fine-tune", disable=not progress,
+              mininterval=5) as bar:
         for arm in p.arms:
             model = new_model(grid, p.channels, p.cams_in, seed, device)
-            ck = (p.control_steps,) if arm == "dynarend" else ()
-            curve, saved = pretrain(model, arm, pre, p.cams_in, CAMERAS, p.pretrain_steps if arm != "none" else 0,
-                                    p.batch, p.lr, p.mask_ratio, p.patch, seed + 1, checkpoints=ck, progress=bar)
-            starts = {arm: cpu(model.state_dict())}
-            if arm == "dynarend":
-                starts[SHORT] = cpu(saved[p.control_steps])
+            curve, _ = pretrain(model, arm, pre, p.cams_in, CAMERAS, p.pretrain_steps if arm != "none" else 0,
+                                p.batch, p.lr, p.mask_ratio, p.patch, stream_seed(seed, 1), progress=bar)
+            start = cpu(model.state_dict())
             curves[f"{arm}.pretrain"] = curve
-            for name, start in starts.items():
-                model = new_model(grid, p.channels, p.cams_in, seed, device)
-                model.load_state_dict(start)
-                curves[f"{name}.finetune"] = finetune(model, demos, p.cams_in, p.finetune_steps, p.finetune_batch,
-                                                      p.finetune_lr, seed + 2, progress=bar)
-                states[name] = {"pretrained": start, "policy": cpu(model.state_dict())}
+            curves[f"{arm}.finetune"] = finetune(model, demos, p.cams_in, p.finetune_steps, p.finetune_batch,
+                                                 p.finetune_lr, stream_seed(seed, 2), progress=bar)
+            states[arm] = {"pretrained": start, "policy": cpu(model.state_dict())}
     return states, curves
 
 
@@ -57,6 +53,7 @@ def main() -> None:
 
         from stages.common.device import limit_threads, select_device
         from stages.common.io import write_bytes, write_json
+        from stages.common.seeds import per_seed_metrics, run_seeds
 
         limit_threads()        # one thread: the CNNs are a few thousand voxels wide; two cores gain little
         import torch
@@ -69,25 +66,36 @@ def main() -> None:
         p = ctx.params.train
         grid = Grid(*ctx.params.prepare.grid)
         npz = np.load(ctx.path(SCENES))
-        pre = views_of(load_split(npz, "pretrain"), CAMERAS, device)
-        demos = views_of(load_split(npz, "demos"), CAMERAS, device)
         t0 = time.process_time()
-        states, curves = train_all(p, grid, pre, demos, ctx.seed, device)
+
+        def one(seed):
+            pre = views_of(load_split(npz, "pretrain", seed), CAMERAS, device)
+            demos = views_of(load_split(npz, "demos", seed), CAMERAS, device)
+            return train_seed(p, grid, pre, demos, seed, device)
+
+        done = run_seeds(ctx.seeds, one, what="seed")
         cpu_s = time.process_time() - t0
-        for name, curve in curves.items():
-            if curve:
-                ctx.run.log_curve(f"train.{name}_loss", curve)
+        states = {seed: st for seed, (st, _) in done.items()}
+        summary = {}
+        for seed, (_, curves) in done.items():
+            summary[seed] = {}
+            for name, curve in curves.items():
+                if curve:
+                    ctx.run.log_curve(f"train.s{seed}.{name}_loss", curve)
+                    summary[seed][name] = {"loss_first": curve[0], "loss_last50_mean": float(np.mean(curve[-50:]))}
         buf = io.BytesIO()
         torch.save(states, buf)
         write_bytes(ctx.path(WEIGHTS), buf.getvalue())
-        save_policy(ctx.path(MODEL), states["dynarend"]["policy"], grid, p)
-        ctx.run.log_model(ctx.path(MODEL), "dynarend_policy", params={"arm": "dynarend", **p.model_dump()})
-        summary = {name: {"loss_first": c[0], "loss_last50_mean": float(np.mean(c[-50:]))}
-                   for name, c in curves.items() if c}
-        write_json(ctx.path(TRAIN_METRICS), {"arms": list(states), "losses": summary})
+        first = ctx.seeds[0]
+        save_policy(ctx.path(MODEL), states[first]["dynarend"]["policy"], grid, p)
+        ctx.run.log_model(ctx.path(MODEL), "dynarend_policy",
+                          params={"arm": "dynarend", "seed": first, **p.model_dump()})
+        write_json(ctx.path(TRAIN_METRICS), per_seed_metrics(summary, arms=list(p.arms)))
         ctx.run.log_metrics({"train_cpu_s": cpu_s})   # varies run to run: MLflow only, not the metrics file
-        print("  " + "; ".join(f"{k} {v['loss_first']:.4f} -> {v['loss_last50_mean']:.4f}" for k, v in summary.items())
-              + f"; CPU {cpu_s:.1f} s", flush=True)
+        for seed in ctx.seeds:
+            print(f"  seed {seed}: " + "; ".join(f"{k} {v['loss_first']:.4f} -> {v['loss_last50_mean']:.4f}"
+                                                  for k, v in summary[seed].items()), flush=True)
+        print(f"  train CPU {cpu_s:.1f} s for {len(ctx.seeds)} seeds", flush=True)
 
 
 if __name__ == "__main__":

@@ -6,9 +6,9 @@ from stages.dyna_rend.params import PARAMS
 from tests.helpers import params_error
 
 
-def test_arms_must_include_none_and_dynarend(params_copy):
-    params_copy["dyna_rend"]["default"]["train"]["arms"] = ["none", "mae2d"]
-    assert "including none and dynarend" in params_error("dyna_rend", PARAMS, params_copy)
+def test_arms_must_include_none_dynarend_and_the_control(params_copy):
+    params_copy["dyna_rend"]["default"]["train"]["arms"] = ["none", "mae2d", "dynarend"]
+    assert "including none, dynarend, dynarend_blind" in params_error("dyna_rend", PARAMS, params_copy)
 
 
 def test_unknown_camera(params_copy):
@@ -16,9 +16,10 @@ def test_unknown_camera(params_copy):
     assert "cams_in must be distinct cameras" in params_error("dyna_rend", PARAMS, params_copy)
 
 
-def test_control_shorter_than_pretraining(params_copy):
-    params_copy["dyna_rend"]["paper"]["train"]["control_steps"] = 30000
-    assert "control_steps (30000) must be < pretrain_steps" in params_error("dyna_rend", PARAMS, params_copy)
+def test_control_steps_is_gone(params_copy):
+    """The short-pretraining control (control_steps) was retired on 2026-12-06: the key is unknown."""
+    params_copy["dyna_rend"]["paper"]["train"]["control_steps"] = 100
+    assert "control_steps" in params_error("dyna_rend", PARAMS, params_copy)
 
 
 def test_grid_bounds(params_copy):
