@@ -2,8 +2,11 @@
 answers each); bandit lints the code and the sandbox runs its unit tests; the rates the claims
 read, per method, and the comparison plot.
 
-Outputs: reports/purpcode/metrics.json (what claims.yaml checks), reports/purpcode/results.csv
-(one row per method), reports/purpcode/safety_utility.png and its data
+Every verdict seed (``ctx.seeds``) evaluates its own models on its own held-out prompts.
+
+Outputs: reports/purpcode/metrics.json (what claims.yaml checks; ``per_seed`` beside the mean over
+the seeds, stages.common.seeds.per_seed_metrics), reports/purpcode/results.csv
+(one row per method, mean over the seeds), reports/purpcode/safety_utility.png and its data
 reports/purpcode/safety_utility.csv.
 """
 from __future__ import annotations
@@ -67,19 +70,34 @@ def main() -> None:
         from .policy import load_bytes
 
         limit_threads(1)
-        dataset = json.loads(ctx.path(DATASET).read_text())
+        from stages.common.seeds import per_seed_metrics, run_seeds
+
+        datasets = json.loads(ctx.path(DATASET).read_text())["seeds"]
         blobs = torch.load(io.BytesIO(ctx.path(MODELS).read_bytes()), weights_only=True)
-        models = {k: load_bytes(v) for k, v in blobs.items()}
-        test = [tuple(q) for q in dataset["test"]]
-        overlap = len(set(test) & {tuple(q) for q in dataset["train"]})
-        if overlap:
-            fail(f"{overlap} held-out prompts are also training prompts: rebuild the data")
+        missing = [s for s in ctx.seeds if str(s) not in datasets or str(s) not in blobs]
+        if missing:
+            fail(f"no data or models for seeds {missing}: run purpcode-prepare and purpcode-train with these seeds")
         e = ctx.params.evaluate
-        oracle = Oracle(tuple(dataset["skip"]), dataset["sandbox_timeout"])
-        r = evaluate_models(models, test, oracle, e.samples, e.temperature, ctx.seed + 1000)
-        claim = claim_figures(r)
-        write_json(ctx.path(METRICS), {"methods": r, "claim": claim, "held_out_prompts": len(test),
-                                       "train_test_overlap": overlap, "answers_per_method": len(test) * e.samples})
+        first = datasets[str(ctx.seeds[0])]
+        oracle = Oracle(tuple(first["skip"]), first["sandbox_timeout"])
+
+        def one(seed: int) -> dict:
+            dataset = datasets[str(seed)]
+            models = {k: load_bytes(v) for k, v in blobs[str(seed)].items()}
+            test = [tuple(q) for q in dataset["test"]]
+            overlap = len(set(test) & {tuple(q) for q in dataset["train"]})
+            if overlap:
+                fail(f"seed {seed}: {overlap} held-out prompts are also training prompts: rebuild the data")
+            r = evaluate_models(models, test, oracle, e.samples, e.temperature, seed + 1000)
+            for m, v in r.items():
+                print(f"  seed {seed} {m:13s} " + " ".join(f"{k} {v[k]:.3f}" for k in RATES + ("secure_pass_rate",)),
+                      flush=True)
+            return {"methods": r, "claim": claim_figures(r), "held_out_prompts": len(test),
+                    "train_test_overlap": overlap, "answers_per_method": len(test) * e.samples}
+
+        metrics = per_seed_metrics(run_seeds(ctx.seeds, one, "evaluate seed"))
+        write_json(ctx.path(METRICS), metrics)
+        r = metrics["methods"]
         rows = [{"method": m, **v} for m, v in r.items()]
         write_csv(ctx.path(RESULTS), rows)
         write_csv(ctx.path(PLOT_DATA), [{"metric": LABELS[k], **{m: r[m][k] for m in r}} for k in RATES])
@@ -89,11 +107,9 @@ def main() -> None:
             ax.bar([j + i * w for j in range(len(RATES))], [r[m][k] for k in RATES], w, label=m)
         ax.set_xticks([j + 0.4 - w / 2 for j in range(len(RATES))], [LABELS[k] for k in RATES], fontsize=8)
         ax.set(ylabel="share of answers (held-out prompts)", ylim=(0, 1.05),
-               title=f"purpcode: safety vs utility (seed {ctx.seed}, {len(test)} held-out prompts x {e.samples})")
+               title=f"purpcode: safety vs utility (mean over seeds {ctx.seeds}, held-out prompts x {e.samples})")
         ax.legend(fontsize=7, ncol=3)
         save_png(fig, ctx.path(PLOT))
-        for m, v in r.items():
-            print(f"  {m:13s} " + " ".join(f"{k} {v[k]:.3f}" for k in RATES + ("secure_pass_rate",)), flush=True)
 
 
 if __name__ == "__main__":

@@ -11,13 +11,16 @@
 * ``utility_only``: the control of the security claim: ``base`` + GRPO with the security reward
   left out (unit tests pass, refuse only malicious requests).
 
-The rewards call bandit and the sandboxed unit tests for real (cached by snippet text). The five
-weights go to data/purpcode/models.pt; the PurpCode model is also saved as an MLflow pyfunc
-(data/purpcode/model), logged and registered. Metrics: reports/purpcode/train.json.
+Every verdict seed (``ctx.seeds``) trains its own six models on its own dataset, one seed after
+another in this process (stages.common.seeds.run_seeds), with one bandit/sandbox cache for all.
+The rewards call bandit and the sandboxed unit tests for real (cached by snippet text). The
+weights go to data/purpcode/models.pt (``{seed: {method: weights}}``); the first seed's PurpCode
+model is also saved as an MLflow pyfunc (data/purpcode/model), logged and registered. Metrics:
+reports/purpcode/train.json (``per_seed``).
 """
 from __future__ import annotations
 
-from stages.common.runtime.stage import stage
+from stages.common.runtime.stage import fail, stage
 
 from .params import PARAMS
 from .paths import DATASET, MODEL, MODELS, TRAIN_METRICS
@@ -25,8 +28,9 @@ from .paths import DATASET, MODEL, MODELS, TRAIN_METRICS
 METHODS = ("base", "rule", "verified_sft", "purpcode", "safety_only", "utility_only")
 
 
-def train_all(dataset: dict, p, seed: int, progress: bool = True) -> tuple[dict, dict, dict]:
-    """(models by name, metrics, curves) for train params ``p``."""
+def train_all(dataset: dict, p, seed: int, progress: bool = True, oracle=None) -> tuple[dict, dict, dict]:
+    """(models by name, metrics, curves) for train params ``p`` and one seed's dataset
+    (``oracle``: a shared bandit/sandbox cache, or a new one)."""
     import copy
     import time
 
@@ -37,7 +41,7 @@ def train_all(dataset: dict, p, seed: int, progress: bool = True) -> tuple[dict,
 
     as_pairs = lambda rows: [(tuple(q), a) for q, a in rows]       # noqa: E731
     train = [tuple(q) for q in dataset["train"]]
-    oracle = Oracle(tuple(dataset["skip"]), dataset["sandbox_timeout"])
+    oracle = oracle or Oracle(tuple(dataset["skip"]), dataset["sandbox_timeout"])
     gen = torch.Generator().manual_seed(seed)
     cfg = p.model.model_dump()
     models, metrics, curves, cpu = {}, {}, {}, {}
@@ -72,8 +76,6 @@ def train_all(dataset: dict, p, seed: int, progress: bool = True) -> tuple[dict,
     del models["safety_rule"]        # an intermediate of the ablation, not evaluated on its own
     for key in ("base", "rule", "verified_sft", "safety_rule"):
         metrics[f"{key}.loss_last"] = sum(curves[f"{key}.loss"][-10:]) / len(curves[f"{key}.loss"][-10:])
-    metrics["bandit_snippets"] = len(oracle.findings)
-    metrics["sandbox_snippets"] = len(oracle.tests)
     return models, metrics, {"curves": curves, "cpu": cpu, "oracle_calls": (oracle.bandit_calls, oracle.sandbox_calls)}
 
 
@@ -90,22 +92,38 @@ def main() -> None:
         from .policy import save_mlflow, state_bytes
 
         limit_threads(1)              # tiny transformer: a second thread only adds overhead
-        dataset = json.loads(ctx.path(DATASET).read_text())
+        from stages.common.seeds import per_seed_metrics, run_seeds
+
+        from .oracle import Oracle
+
+        datasets = json.loads(ctx.path(DATASET).read_text())["seeds"]
+        missing = [s for s in ctx.seeds if str(s) not in datasets]
+        if missing:
+            fail(f"dataset.json has no data for seeds {missing}: run purpcode-prepare with these seeds")
         p = ctx.params.train
-        models, metrics, extra = train_all(dataset, p, ctx.seed)
+        first = datasets[str(ctx.seeds[0])]
+        oracle = Oracle(tuple(first["skip"]), first["sandbox_timeout"])
+        out = run_seeds(ctx.seeds, lambda s: train_all(datasets[str(s)], p, s, oracle=oracle), "train seed")
         buf = io.BytesIO()
-        torch.save({k: state_bytes(m) for k, m in models.items()}, buf)
+        torch.save({str(s): {k: state_bytes(m) for k, m in models.items()} for s, (models, _, _) in out.items()}, buf)
         write_bytes(ctx.path(MODELS), buf.getvalue())
-        for key, values in extra["curves"].items():
-            ctx.run.log_curve(f"train.{key}", values)
-        save_mlflow(ctx.path(MODEL), models["purpcode"])
-        ctx.run.log_model(ctx.path(MODEL), "coder", params={**p.model.model_dump(), "rl_iterations": p.rl.iterations})
-        write_json(ctx.path(TRAIN_METRICS), metrics)
-        ctx.run.log_metrics({f"cpu_s.{k}": v for k, v in extra["cpu"].items()})     # timings: MLflow only
-        print("  CPU s: " + ", ".join(f"{k} {v:.1f}" for k, v in extra["cpu"].items())
-              + f"; bandit/sandbox calls {extra['oracle_calls']}; GRPO reward "
-              + ", ".join(f"{k} {metrics[k + '.reward_first']:.2f} -> {metrics[k + '.reward_last']:.2f}"
-                          for k in ("purpcode", "safety_only", "utility_only")), flush=True)
+        for s, (_, _, extra) in out.items():
+            for key, values in extra["curves"].items():
+                ctx.run.log_curve(f"train.seed{s}.{key}", values)
+        models0 = out[ctx.seeds[0]][0]
+        save_mlflow(ctx.path(MODEL), models0["purpcode"])
+        ctx.run.log_model(ctx.path(MODEL), "coder", params={**p.model.model_dump(), "rl_iterations": p.rl.iterations,
+                                                               "seed": ctx.seeds[0]})
+        write_json(ctx.path(TRAIN_METRICS), per_seed_metrics({s: m for s, (_, m, _) in out.items()},
+                                                             bandit_snippets=len(oracle.findings),
+                                                             sandbox_snippets=len(oracle.tests)))
+        for s, (_, metrics, extra) in out.items():
+            ctx.run.log_metrics({f"cpu_s.seed{s}.{k}": v for k, v in extra["cpu"].items()})     # timings: MLflow only
+            print(f"  seed {s} CPU s: " + ", ".join(f"{k} {v:.1f}" for k, v in extra["cpu"].items())
+                  + "; GRPO reward "
+                  + ", ".join(f"{k} {metrics[k + '.reward_first']:.2f} -> {metrics[k + '.reward_last']:.2f}"
+                              for k in ("purpcode", "safety_only", "utility_only")), flush=True)
+        print(f"  bandit/sandbox calls {oracle.bandit_calls}/{oracle.sandbox_calls}", flush=True)
 
 
 if __name__ == "__main__":
