@@ -48,14 +48,20 @@ def true_chain(counts: np.ndarray, questions: np.ndarray) -> np.ndarray:
 
 
 def noisy_chains(counts: np.ndarray, questions: np.ndarray, p_wrong: float, max_count: int,
-                 rng: np.random.Generator) -> np.ndarray:
+                 rng: np.random.Generator, clipped: bool = False) -> np.ndarray:
     """SFT chains, a fraction ``p_wrong`` of them with one count misread by +-1 (the answer then
-    follows the wrong reading): a partly wrong warm-up set."""
+    follows the wrong reading): a partly wrong warm-up set. ``clipped=True`` is the first version
+    (before commit 03f98c8, which the study's first default run, "run A", used): the misread
+    was clipped into [0, max_count], so a misread of a 0 down or of a max_count up changed nothing
+    and fewer chains were wrong (README, "The SFT gap")."""
     chain = true_chain(counts, questions).copy()
     for i in np.flatnonzero(rng.random(len(chain)) < p_wrong):
         c = rng.integers(0, N_COLOURS)
         v = chain[i, c]
-        chain[i, c] = v + (1 if v == 0 else -1 if v == max_count else rng.choice([-1, 1]))
+        if clipped:
+            chain[i, c] = np.clip(v + rng.choice([-1, 1]), 0, max_count)
+        else:
+            chain[i, c] = v + (1 if v == 0 else -1 if v == max_count else rng.choice([-1, 1]))
         chain[i, 3] = chain[i, questions[i]]
     return chain
 
@@ -209,3 +215,88 @@ def correct(policy: Policy, img, q, counts, gen: torch.Generator) -> np.ndarray:
     """Per-instance correctness (0/1) of the greedy answer."""
     chain = policy.sample(img, q, gen, greedy=True)
     return (chain[:, 3] == counts[torch.arange(len(q)), q]).numpy().astype(np.float64)
+
+
+# ------------------------------------------------------------------------ one verdict seed, whole
+DATA_KEYS = ("img", "counts", "q", "chain", "id_img", "id_counts", "id_q", "ood_img", "ood_counts", "ood_q")
+
+
+def make_dataset(seed: int, pp) -> dict[str, np.ndarray]:
+    """One seed's images (``pp``: the prepare params): train images with their partly wrong SFT
+    chains, clean test images (``id_*``) and OOD test images (``ood_*``), all from ``rng([seed, 0])``
+    (seed 0 draws the same data as the one-seed design did)."""
+    rng = np.random.default_rng([seed, 0])
+    img, cnt, q = make_images(pp.n_train, pp.grid, pp.max_per_colour, rng)
+    chain = noisy_chains(cnt, q, pp.p_wrong, pp.max_per_colour, rng)
+    ti, tc, tq = make_images(pp.n_test, pp.grid, pp.max_per_colour, rng)
+    oi, oc, oq = make_images(pp.n_test, pp.grid, pp.max_per_colour, rng, ood=True,
+                             dim_range=tuple(pp.ood_dim), pixel_noise=pp.ood_pixel_noise)
+    return {"img": img, "counts": cnt, "q": q, "chain": chain, "id_img": ti, "id_counts": tc, "id_q": tq,
+            "ood_img": oi, "ood_counts": oc, "ood_q": oq}
+
+
+def train_seed(seed: int, d: dict, pp, p, progress: bool = True,
+               score_on_noisy: bool = False) -> tuple[dict, dict, dict]:
+    """SFT of one seed's policy on its data ``d``, then every method x replicate of RL from it (the
+    same prompts per replicate for every method). Returns (state dicts: ``sft`` and
+    ``method.replicate``; train figures; the loss and reward curves). ``score_on_noisy`` is
+    :func:`rl`'s (True only for the calibration's prototype design). Every draw comes from generators seeded with ``seed``."""
+    import copy
+    import time
+
+    img, q, cnt, chain = (torch.as_tensor(d[k]) for k in ("img", "q", "counts", "chain"))
+    torch.manual_seed(seed)
+    policy = Policy(pp.grid, pp.max_per_colour + 1, d_model=p.d_model)
+    gen = torch.Generator().manual_seed(seed)
+    losses = sft(policy, img, q, chain, p.sft_steps, p.sft_batch, p.sft_lr, gen)
+    ref = copy.deepcopy(policy).requires_grad_(False)
+    states, out = {"sft": copy.deepcopy(policy.state_dict())}, {"sft_loss_last": losses[-1]}
+    curves = {"sft.loss": losses}
+    t0 = time.perf_counter()
+    for m in METHODS:
+        for r in range(p.replicates):
+            pol = copy.deepcopy(policy)
+            g = torch.Generator().manual_seed(seed * 1000 + 1 + r)   # every method: the same prompts per replicate
+            curve = rl(pol, ref, img, q, cnt, m, p.rl_steps, p.prompts, p.group, p.rl_lr, p.clip, p.beta,
+                       p.epochs, p.sigma_start, p.sigma_end, p.prior_var, p.obs_var, g, score_on_noisy)
+            curves[f"{m}.{r}.train_reward"] = curve
+            states[f"{m}.{r}"] = pol.state_dict()
+            out[f"{m}.{r}_train_reward_last"] = float(np.mean(curve[-max(1, len(curve) // 10):]))
+            if progress:
+                print(f"    seed {seed}: {m} replicate {r} done ({time.perf_counter() - t0:.1f}s)", flush=True)
+    return states, out, curves
+
+
+SHOWN = ("sft", "grpo", "noisy_grpo", "noise_only", "bayes_only")
+
+
+def evaluate_seed(states: dict, d: dict, pp, p, level: float) -> dict:
+    """One seed's figures: greedy accuracy of every method in and out of distribution (per test
+    instance, averaged over the method's replicates), and the paired gains over GRPO (mean over the
+    test instances, with the ``level`` t interval's low end ``*_low``)."""
+    from stages.common.stats import t_interval
+
+    gen = torch.Generator().manual_seed(0)          # greedy decoding draws nothing
+
+    def load(state):
+        pol = Policy(pp.grid, pp.max_per_colour + 1, d_model=p.d_model)
+        pol.load_state_dict(state)
+        return pol.eval()
+
+    right = {}
+    for m in SHOWN:
+        keys = ["sft"] if m == "sft" else [f"{m}.{r}" for r in range(p.replicates)]
+        for split in ("id", "ood"):
+            right[m, split] = np.mean([correct(load(states[k]), torch.as_tensor(d[f"{split}_img"]),
+                                               torch.as_tensor(d[f"{split}_q"]),
+                                               torch.as_tensor(d[f"{split}_counts"]), gen) for k in keys], axis=0)
+    acc = {f"{m}_{s}_acc": float(v.mean()) for (m, s), v in right.items()}
+    gains = {}
+    for m in ("noisy_grpo", "noise_only", "bayes_only"):
+        for s in ("id", "ood"):
+            gains[f"{m}_{s}_gain"] = t_interval(right[m, s] - right["grpo", s], level)
+    gains["noisy_over_noise_only_ood"] = t_interval(right["noisy_grpo", "ood"] - right["noise_only", "ood"], level)
+    return {**acc, **{k: v["mean"] for k, v in gains.items()},
+            **{f"{k}_low": v["low"] for k, v in gains.items()},
+            "id_loss": -gains["noisy_grpo_id_gain"]["mean"],
+            "bayes_only_id_loss": -gains["bayes_only_id_gain"]["mean"]}
