@@ -1,7 +1,7 @@
 """Typed parameters of the auto_refine study (stages/auto_refine/params.json, three profiles)."""
 from __future__ import annotations
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from stages.common.runtime.params import Strict
 
@@ -23,10 +23,21 @@ class TrainStep(Strict):
     lr: float = Field(gt=0, description="Adam learning rate")
     clip: float = Field(gt=0, description="PPO clip range")
     retrieval_reward: float = Field(ge=0, le=1, description="reward when the answer is wrong but in the refined knowledge")
+    eval_every: int = Field(ge=1, description="GRPO steps between two held-out evaluations of the learning curve")
+    reps: int = Field(ge=1, description="training replications of every arm per verdict seed (their figures are averaged)")
+
+    @model_validator(mode="after")
+    def _curve(self):
+        if self.steps % self.eval_every:
+            raise ValueError(f"steps ({self.steps}) must be a multiple of eval_every ({self.eval_every}): "
+                             "the learning curve's last point is the final policy")
+        if self.steps < self.eval_every:
+            raise ValueError(f"steps ({self.steps}) must be at least eval_every ({self.eval_every})")
+        return self
 
 
 class EvaluateStep(Strict):
-    must_margin: float = Field(ge=0, le=1, description="the must's multi-hop EM margin (reported beside the check)")
+    reward_window: int = Field(ge=1, description="last GRPO steps whose mean training reward is reported per arm")
 
 
 class AutoRefineParams(Strict):

@@ -7,12 +7,21 @@ that share the words ("p3 likes p9", "p3 visited c4"). Questions name a subject 
 path: one hop (``lives`` / ``born``) or two hops (``works`` then ``lives`` / ``born``); the answer is
 a city.
 
-Protocols (fixed; the policy chooses among candidates, scored by :class:`Scorer`):
+Protocols (fixed; the policy chooses among candidates, scored by :class:`Scorer`). In both, the
+policy writes its own second query (two-hop questions): it chooses one entity of the text it holds
+and the query is that entity + the question's last relation word (the same template).
 - ``refine`` (AutoRefine): <search> the question -> top-k docs -> <refine> keep one doc -> (2-hop)
-  <search> built from the kept fact (its object + the last relation word) -> top-k -> <refine>
-  keep one -> <answer> one entity of the refined knowledge (the kept docs).
-- ``norefine`` (Search-R1 style): <search> the question -> top-k -> (2-hop) <search> built from the
-  raw retrieved text (question + all k docs) -> top-k -> <answer> one entity of all retrieved text.
+  <search> the query entity chosen among the kept document's entities -> top-k -> <refine> keep
+  one -> <answer> one entity of the refined knowledge (the kept docs).
+- ``norefine`` (Search-R1 style): <search> the question -> top-k -> (2-hop) <search> the query
+  entity chosen among all k retrieved documents' entities -> top-k -> <answer> one entity of all
+  retrieved text (both searches' 2k documents). No refine step: nothing is filtered before the
+  query or the answer, and there is no refined knowledge for a retrieval reward to read (Search-R1
+  trains on answer correctness only).
+
+The two protocols differ only by AutoRefine's contribution: keeping a refined subset of the
+evidence, from which the next query and the answer are chosen, and the retrieval reward that
+reads it.
 """
 from __future__ import annotations
 
@@ -24,7 +33,7 @@ import torch
 RELS = ("works", "lives", "born", "likes", "visited")
 PHRASE = {"works": "works for", "lives": "lives in", "born": "born in", "likes": "likes", "visited": "visited"}
 QTYPES = (("lives",), ("born",), ("works", "lives"), ("works", "born"))
-STEPS = ("refine1", "refine2", "answer")
+STEPS = ("refine1", "refine2", "answer", "query")
 
 
 def make_kb(n_people: int, n_cities: int, n_distractors: int, rng: np.random.Generator):
@@ -124,8 +133,7 @@ class Env:
     docs: list
     k: int
     first: dict        # question text -> top-k ids (first search, both protocols)
-    raw2: dict         # question text -> top-k ids (second search from raw text, norefine)
-    by_fact: dict      # "entity relation" query -> top-k ids (second search from a refined fact)
+    by_fact: dict      # "entity relation" query -> top-k ids (the second search, both protocols)
     fact: dict
 
 
@@ -134,12 +142,10 @@ def build_env(docs, k: int, questions) -> Env:
     r = Retriever(docs, k)
     qs = sorted({question_text(s, QTYPES[t]) for s, t in questions})
     first = dict(zip(qs, r.search(qs)))
-    raw = [q + " " + " ".join(doc_text(docs[i]) for i in first[q]) for q in qs]
-    raw2 = dict(zip(qs, r.search(raw)))
     ents = sorted({d[2] for d in docs} | {d[0] for d in docs})
     fq = [f"{e} {rel}" for e in ents for rel in ("lives", "born")]
     by_fact = dict(zip(fq, r.search(fq)))
-    return Env(docs, k, first, raw2, by_fact, facts(docs))
+    return Env(docs, k, first, by_fact, facts(docs))
 
 
 def _pad(rows: list[np.ndarray], n_feat: int):
@@ -167,6 +173,19 @@ def _answer_cands(env: Env, kept, qt: int, subj: str, query_ent: str):
     return feats, ents
 
 
+def _query_cands(env: Env, pool, qt: int, subj: str):
+    """The second query's entity, chosen by the policy in both protocols: one entity (subject or
+    object) of the documents in ``pool``, i.e. of all retrieved text (Search-R1) or of the refined
+    knowledge (AutoRefine); featurised as an answer candidate is, at the decision step ``query``."""
+    feats, ents = [], []
+    for rank, search, i in pool:
+        s, rel, o = env.docs[i]
+        for ent, is_obj in ((s, False), (o, True)):
+            feats.append(features(env.k, rank, search, rel, qt, 3, s == subj, s == subj, is_obj))
+            ents.append(ent)
+    return feats, ents
+
+
 def rollout(policy: Scorer, env: Env, questions, protocol: str, greedy: bool, gen: torch.Generator | None):
     """Runs a batch of episodes (one policy forward per decision step for the whole batch).
 
@@ -188,6 +207,7 @@ def rollout(policy: Scorer, env: Env, questions, protocol: str, greedy: bool, ge
         decisions.append((x, mask, a, torch.tensor(active)))
         return dict(zip(active, a.tolist()))
 
+    query_ent = {}
     if protocol == "refine":
         rows = {i: _doc_cands(env, searches[i][0], 0, questions[i][1], 0, questions[i][0], questions[i][0])
                 for i in range(n)}
@@ -196,27 +216,38 @@ def rollout(policy: Scorer, env: Env, questions, protocol: str, greedy: bool, ge
             kept[i].append((pick[i], 0, int(searches[i][0][pick[i]])))
         two = [i for i in range(n) if hops[i] == 2]
         if two:
+            rows, qents = {}, {}       # the policy writes its second query from its refined knowledge
+            for i in two:
+                rows[i], qents[i] = _query_cands(env, kept[i][:1], questions[i][1], questions[i][0])
+            pick = choose(rows, two)
             rows = {}
             for i in two:
-                bridge = env.docs[kept[i][0][2]][2]
-                ids = env.by_fact[f"{bridge} {QTYPES[questions[i][1]][1]}"]
+                query_ent[i] = qents[i][pick[i]]
+                ids = env.by_fact[f"{query_ent[i]} {QTYPES[questions[i][1]][1]}"]
                 searches[i].append(ids)
-                rows[i] = _doc_cands(env, ids, 1, questions[i][1], 1, questions[i][0], bridge)
+                rows[i] = _doc_cands(env, ids, 1, questions[i][1], 1, questions[i][0], query_ent[i])
             pick = choose(rows, two)
             for i in two:
                 kept[i].append((pick[i], 1, int(searches[i][1][pick[i]])))
         pool = kept
     elif protocol == "norefine":
-        for i in range(n):
-            if hops[i] == 2:
-                searches[i].append(env.raw2[qtexts[i]])
+        two = [i for i in range(n) if hops[i] == 2]
+        if two:                       # the policy writes its own second query from the retrieved text
+            rows, qents = {}, {}
+            for i in two:
+                first_pool = [(r, 0, int(d)) for r, d in enumerate(searches[i][0])]
+                rows[i], qents[i] = _query_cands(env, first_pool, questions[i][1], questions[i][0])
+            pick = choose(rows, two)
+            for i in two:
+                query_ent[i] = qents[i][pick[i]]
+                searches[i].append(env.by_fact[f"{query_ent[i]} {QTYPES[questions[i][1]][1]}"])
         pool = [[(r, s, int(d)) for s, ids in enumerate(searches[i]) for r, d in enumerate(ids)] for i in range(n)]
     else:
         raise ValueError(f"protocol must be 'refine' or 'norefine', got {protocol!r}")
     rows, ents = {}, {}
     for i in range(n):
-        query_ent = env.docs[kept[i][0][2]][2] if protocol == "refine" and hops[i] == 2 else questions[i][0]
-        rows[i], ents[i] = _answer_cands(env, pool[i], questions[i][1], questions[i][0], query_ent)
+        q_ent = questions[i][0] if hops[i] == 1 else query_ent[i]
+        rows[i], ents[i] = _answer_cands(env, pool[i], questions[i][1], questions[i][0], q_ent)
     pick = choose(rows, list(range(n)))
     answers = [ents[i][pick[i]] for i in range(n)]
     refined = [[d for _, _, d in kept[i]] for i in range(n)]
@@ -257,9 +288,12 @@ def search_quality(env: Env, questions, searches) -> float:
 
 
 def train_policy(env: Env, train_q, protocol: str, retrieval_reward: float, *, hidden: int, sft_rounds: int,
-                 steps: int, batch: int, group: int, lr: float, clip: float, seed: int, log=None) -> Scorer:
+                 steps: int, batch: int, group: int, lr: float, clip: float, seed: int, log=None,
+                 checkpoint=None, every: int = 0) -> Scorer:
     """SFT warm-up on the policy's own successful samples (rejection sampling), then GRPO with the
-    shared group advantages and clipped surrogate (stages.common.pg)."""
+    shared group advantages and clipped surrogate (stages.common.pg). ``checkpoint(step, policy)``
+    is called after every ``every``-th GRPO step (a held-out learning curve; it draws nothing from
+    the training generators, so the run is the same with or without it)."""
     from stages.common.optim import Adam
     from stages.common.pg import clipped_surrogate, group_advantages
 
@@ -289,6 +323,8 @@ def train_policy(env: Env, train_q, protocol: str, retrieval_reward: float, *, h
         opt.step()
         if log is not None:
             log(step, float(r.mean()))
+        if checkpoint is not None and every and (step + 1) % every == 0:
+            checkpoint(step + 1, policy)
     return policy
 
 
@@ -339,3 +375,80 @@ def load_weights(weights: str, config: str) -> Scorer:
     pol = Scorer(cfg["n_features"], cfg["hidden"])
     pol.load_state_dict(torch.load(weights, weights_only=True))
     return pol.eval()
+
+
+# the trained arms: (protocol, retrieval reward on); every arm gets the same SFT + GRPO budget
+ARMS = {"refine": ("refine", True), "refine_noret": ("refine", False), "norefine": ("norefine", False)}
+
+
+def make_data(n_people: int, n_cities: int, n_distractors: int, test_frac: float, seed: int):
+    """One verdict (or calibration) seed's knowledge base and its train / test questions, drawn from
+    the seed's own stream ([seed, 0]): (docs, train questions, test questions)."""
+    rng = np.random.default_rng([seed, 0])
+    docs = make_kb(n_people, n_cities, n_distractors, rng)
+    train_q, test_q = split_questions(n_people, test_frac, rng)
+    return docs, train_q, test_q
+
+
+def rep_seed(seed: int, rep: int) -> int:
+    """The training seed of replication ``rep`` within a verdict seed: its own stream ([seed, 1, rep])."""
+    return int(np.random.SeedSequence([seed, 1, rep]).generate_state(1)[0])
+
+
+def train_arms(env: Env, train_q, test_q, p, seed: int, arms=tuple(ARMS)) -> dict:
+    """Every arm of ``arms`` trained ``p.reps`` times on one seed's knowledge base (replication r
+    draws from rep_seed(seed, r); within a replication every arm has the same initialisation and
+    the same SFT + GRPO budget, ``p`` a TrainStep), with its held-out learning curve (evaluate_policy
+    on ``test_q`` after every ``p.eval_every`` GRPO steps):
+    {arm: [(policy, training-reward curve, held-out curve) per replication]}."""
+    out: dict = {arm: [] for arm in arms}
+    for rep in range(p.reps):
+        for arm in arms:
+            proto, ret = ARMS[arm]
+            curve: list = []
+            held: list = []
+            pol = train_policy(env, train_q, proto, p.retrieval_reward if ret else 0.0, hidden=p.hidden,
+                               sft_rounds=p.sft_rounds, steps=p.steps, batch=p.batch, group=p.group, lr=p.lr,
+                               clip=p.clip, seed=rep_seed(seed, rep), log=lambda s, r: curve.append(r),
+                               checkpoint=lambda s, pol, proto=proto, held=held: held.append(
+                                   {"step": s, **evaluate_policy(pol, env, test_q, proto)}),
+                               every=p.eval_every)
+            out[arm].append((pol, curve, held))
+    return out
+
+
+def auc(held: list, key: str) -> float:
+    """The mean of a held-out figure over the learning curve's checkpoints (equal budgets 1 .. n)."""
+    return float(np.mean([h[key] for h in held]))
+
+
+def seed_figures(arms: dict) -> dict:
+    """One seed's figures from its arms' held-out evaluations: ``arms`` maps each arm to its final
+    evaluate_policy figures plus the means over the learning curve (``*_auc``)."""
+    a, b, n = arms["refine"], arms["refine_noret"], arms["norefine"]
+    return {"arms": arms,
+            "claim": {"multi_gain": a["em_multi"] - n["em_multi"],
+                      "multi_gain_auc": a["em_multi_auc"] - n["em_multi_auc"],
+                      "single_gain_auc": a["em_single_auc"] - n["em_single_auc"],
+                      "gain_multi_minus_single_auc": (a["em_multi_auc"] - n["em_multi_auc"])
+                      - (a["em_single_auc"] - n["em_single_auc"]),
+                      "retrieval_reward_gain": a["em_multi"] - b["em_multi"],
+                      "retrieval_reward_gain_auc": a["em_multi_auc"] - b["em_multi_auc"],
+                      "ablation_multi_gain_auc": b["em_multi_auc"] - n["em_multi_auc"],
+                      "search_quality_gain_auc": a["search_quality_auc"] - n["search_quality_auc"]}}
+
+
+def arm_figures(policies: list, env: Env, test_q, arm: str, helds: list, train_curves: list,
+                window: int = 10) -> dict:
+    """One arm's figures on one seed, each the mean over the seed's replications: the final policy's
+    held-out evaluation, the means over the held-out learning curve (``em_single_auc``,
+    ``em_multi_auc``, ``search_quality_auc``) and the final training reward (mean of the last
+    ``window`` GRPO steps)."""
+    per = []
+    for policy, held, curve in zip(policies, helds, train_curves):
+        f = evaluate_policy(policy, env, test_q, ARMS[arm][0])
+        for key in ("em_single", "em_multi", "search_quality"):
+            f[f"{key}_auc"] = auc(held, key) if held else f[key]
+        f["final_train_reward"] = float(np.mean(curve[-window:])) if curve else None
+        per.append(f)
+    return {k: (None if per[0][k] is None else float(np.mean([f[k] for f in per]))) for k in per[0]}

@@ -1,18 +1,22 @@
-"""auto_refine train: the three arms on the training questions, each SFT warm-up then GRPO.
+"""auto_refine train: on every verdict seed, the three arms on that seed's training questions, each
+SFT warm-up then GRPO with the same budget, ``reps`` times (replications with their own draws),
+and each run's held-out learning curve.
 
-Arms: ``refine`` (AutoRefine: refine steps, answer reward + retrieval reward), ``refine_noret``
-(the ablation: refine steps, answer reward only), ``norefine`` (Search-R1 style: no refine step,
-answer reward only), and ``refine_untrained`` (the control: the refine protocol with an untrained
-policy). Outputs: data/auto_refine/policies.pt, data/auto_refine/model (the refine arm as an MLflow
-pyfunc model) and reports/auto_refine/train.json."""
+Arms (refine.ARMS): ``refine`` (AutoRefine: refine steps, answer reward + retrieval reward),
+``refine_noret`` (the ablation: refine steps, answer reward only) and ``norefine`` (Search-R1
+style: the policy writes its own second query from the retrieved text, no refine step, answer
+reward only). The seeds run one after another in this process (stages.common.seeds.run_seeds;
+benchmarks/auto_refine/seeds.py measures it against one process per seed). Outputs:
+data/auto_refine/policies.pt (every seed's arms' scorers, per replication), data/auto_refine/curves.json (per seed,
+arm and replication: training reward per GRPO step and the held-out evaluations after every eval_every steps),
+data/auto_refine/model (the first seed's AutoRefine scorer as an MLflow pyfunc model) and
+reports/auto_refine/train.json."""
 from __future__ import annotations
 
 from stages.common.runtime.stage import stage
 
 from .params import PARAMS
-from .paths import KB, MODEL, POLICIES, TRAIN_METRICS
-
-ARMS = {"refine": ("refine", True), "refine_noret": ("refine", False), "norefine": ("norefine", False)}
+from .paths import CURVES, KB, MODEL, POLICIES, TRAIN_METRICS
 
 
 def main() -> None:
@@ -20,39 +24,42 @@ def main() -> None:
         import io
         import json
 
+        import numpy as np
         import torch
-        from tqdm import tqdm
 
         from stages.common.device import limit_threads
         from stages.common.io import write_bytes, write_json
+        from stages.common.seeds import per_seed_metrics, run_seeds
 
-        from .refine import Scorer, build_env, n_features, save_mlflow, train_policy
+        from .refine import build_env, save_mlflow, train_arms
 
         limit_threads(1)
-        kb = json.loads(ctx.path(KB).read_text())
-        docs = [tuple(d) for d in kb["docs"]]
-        train_q, test_q = [tuple(q) for q in kb["train"]], [tuple(q) for q in kb["test"]]
+        kb = json.loads(ctx.path(KB).read_text())["seeds"]
         p = ctx.params.train
-        env = build_env(docs, p.k, train_q + test_q)
-        states, final = {}, {}
-        for arm, (proto, ret) in tqdm(ARMS.items(), desc="arms"):
-            curve = []
-            pol = train_policy(env, train_q, proto, p.retrieval_reward if ret else 0.0, hidden=p.hidden,
-                               sft_rounds=p.sft_rounds, steps=p.steps, batch=p.batch, group=p.group, lr=p.lr,
-                               clip=p.clip, seed=ctx.seed, log=lambda s, r: curve.append(r))
-            ctx.run.log_curve(f"{arm}_train_reward", curve)
-            final[arm] = sum(curve[-10:]) / max(len(curve[-10:]), 1)
-            states[arm] = pol.state_dict()
-            if arm == "refine":
-                save_mlflow(ctx.path(MODEL), pol, p.k, p.hidden)
-                ctx.run.log_model(ctx.path(MODEL), "policy", params=p.model_dump())
-        torch.manual_seed(ctx.seed)
-        states["refine_untrained"] = Scorer(n_features(p.k), p.hidden).state_dict()
-        buf = io.BytesIO()
-        torch.save(states, buf)
-        write_bytes(ctx.path(POLICIES), buf.getvalue())
-        write_json(ctx.path(TRAIN_METRICS), {"final_train_reward": final})
 
+        def one(seed: int) -> dict:
+            d = kb[str(seed)]
+            docs = [tuple(x) for x in d["docs"]]
+            train_q, test_q = [tuple(q) for q in d["train"]], [tuple(q) for q in d["test"]]
+            env = build_env(docs, p.k, train_q + test_q)
+            return train_arms(env, train_q, test_q, p, seed)
+
+        results = run_seeds(ctx.seeds, one, "verdict seed")
+        first = ctx.seeds[0]
+        save_mlflow(ctx.path(MODEL), results[first]["refine"][0][0], p.k, p.hidden)
+        ctx.run.log_model(ctx.path(MODEL), "policy", params=p.model_dump())
+        for arm, runs in results[first].items():
+            ctx.run.log_curve(f"{arm}_train_reward_seed{first}_rep0", runs[0][1])
+        buf = io.BytesIO()
+        torch.save({str(s): {arm: [pol.state_dict() for pol, _, _ in runs] for arm, runs in r.items()}
+                    for s, r in results.items()}, buf)
+        write_bytes(ctx.path(POLICIES), buf.getvalue())
+        write_json(ctx.path(CURVES), {str(s): {arm: [{"train_reward": curve, "heldout": held} for _, curve, held in runs]
+                                               for arm, runs in r.items()} for s, r in results.items()})
+        write_json(ctx.path(TRAIN_METRICS), per_seed_metrics(
+            {s: {"train_reward_last10": {arm: float(np.mean([np.mean(c[-10:]) for _, c, _ in runs]))
+                                         for arm, runs in r.items()}} for s, r in results.items()},
+            reps=p.reps, grpo_steps=p.steps))
 
 if __name__ == "__main__":
     main()
