@@ -1,74 +1,64 @@
-"""webdancer calibration: SFT cold start, SFT+RL, RL from scratch, random, RL with a coin-flip
-reward (the control); held-out Pass@1 by depth and CPU seconds. Usage:
-python benchmarks/webdancer/calibration.py [n_sft] [rl_iters] [seed] [sft_epochs]
-(environment: ``T`` topics, ``D`` model width, ``L`` layers, ``LR`` SFT learning rate).
-``--smoke`` runs it at tiny sizes in seconds (what CI runs)."""
-import argparse
-import os
+"""webdancer calibration, on calibration seeds only (>= 1000, never a verdict seed): does the
+must (SFT+RL beats the SFT cold start by >= +0.05 held-out Pass@1) see RL, or does SFT on the same
+data do as well?
+
+The study's own functions run each calibration seed as the pipeline runs a verdict seed
+(prepare.build, train.train_seed, evaluate.seed_metrics), and the figures are judged as the
+ledger judges them (stages.common.inference.judge: the 95 % one-sided t interval of the per-seed
+mean against the threshold): the must's figure rl_gain.mean (SFT+RL - SFT) beside its control
+equal_sft_gain.mean (SFT on the cold start's and the RL questions' trajectories - SFT), and the
+shoulds' figures. ``--set key=JSON`` changes a param of the profile (e.g.
+``--set prepare.n_sft=600``).
+
+    nice -n 10 python benchmarks/webdancer/calibration.py [--seeds 1000,...] [--set prepare.n_sft=600]
+    ``--smoke`` runs it at the smoke profile's sizes in seconds (what CI runs).
+"""
+from __future__ import annotations
+
+import sys
 import time
+from pathlib import Path
 
-import numpy as np
-import torch
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))   # the repository, for benchmarks.common
 
-from stages.common.device import limit_threads
-from stages.webdancer import agent
-from stages.webdancer.web import Layout, make_questions, make_sites, sample_trajectories
+from benchmarks.common.calibration import parse_seeds, seed_parser, study_params  # noqa: E402
+
+FIGURES = (("rl_gain", ">=", 0.05), ("equal_sft_gain", ">=", 0.05), ("rl_over_equal_sft", ">", 0.0),
+           ("coin_gain", "<", 0.05), ("cold_start_gain", ">=", 0.10))
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("n_sft", nargs="?", type=int, default=200)
-    ap.add_argument("rl_iters", nargs="?", type=int, default=60)
-    ap.add_argument("seed", nargs="?", type=int, default=0)
-    ap.add_argument("sft_epochs", nargs="?", type=int, default=10)
-    ap.add_argument("--smoke", action="store_true", help="tiny sizes: checks the script still runs (CI)")
-    a = ap.parse_args()
+    a, seeds = parse_seeds(seed_parser(__doc__, sets=True))
+    from stages.common.device import limit_threads
+    from stages.common.inference import judge
+    from stages.webdancer.agent import split_data
+    from stages.webdancer.evaluate import seed_metrics
+    from stages.webdancer.params import PARAMS
+    from stages.webdancer.prepare import build
+    from stages.webdancer.train import train_seed
+    from stages.webdancer.web import Layout
+
     limit_threads(1)
-    n_sft, iters, seed, ep = a.n_sft, a.rl_iters, a.seed, a.sft_epochs
-    # sites (train, test), RL questions, test questions per depth, RL questions and group per iteration
-    n_tr_sites, n_te_sites, n_rlq, n_te, rl_q, rl_g = 300, 200, 1000, 200, 32, 8
-    if a.smoke:                    # the same code path at tiny sizes (figures meaningless)
-        n_sft, iters, ep = 10, 2, 1
-        n_tr_sites, n_te_sites, n_rlq, n_te, rl_q, rl_g = 10, 10, 20, 3, 4, 2
-        print(f"smoke: {n_sft} SFT questions, {iters} RL iterations, {3 * n_te} test questions", flush=True)
-    rng = np.random.default_rng(seed)
-    torch.manual_seed(seed)
-    gen = torch.Generator().manual_seed(seed)
-    lay = Layout(3, 3, int(os.environ.get("T",12)), 8)
-    MS = 10
-    tr_sites = make_sites(lay, n_tr_sites, rng)
-    te_sites = make_sites(lay, n_te_sites, rng)
-    def qs(sites, n, depths):
-        s = rng.integers(0, len(sites["label"]), size=n)
-        return make_questions(lay, sites, s, depths, rng)
-    sftq = qs(tr_sites, n_sft, rng.integers(1, 4, size=n_sft))
-    rlq = qs(tr_sites, n_rlq, rng.integers(1, 4, size=n_rlq))
-    teq = qs(te_sites, 3 * n_te, np.repeat([1, 2, 3], n_te))
-    t0 = time.process_time()
-    obs, act, info = sample_trajectories(lay, tr_sites, sftq, 0.15, 0.1, MS, rng)
-    print("traj", info, f"{time.process_time()-t0:.2f}s")
-    def ev(pol, name):
-        ro = agent.rollout(pol, lay, te_sites, teq, np.arange(3 * n_te), MS, None)
-        byd = [ro["reward"][teq["depth"] == d].mean() for d in (1, 2, 3)]
-        print(f"{name:12s} pass@1 {ro['reward'].mean():.3f} by depth {np.round(byd, 3)} steps {ro['steps'].mean():.2f}", flush=True)
-        return ro["reward"].mean()
-    t0 = time.process_time()
-    D=int(os.environ.get("D",32)); L=int(os.environ.get("L",1)); LR=float(os.environ.get("LR",3e-3))
-    pol = agent.make_policy(lay, D, L, 4)
-    losses = agent.sft(pol, obs, act, ep, 64, LR, gen)
-    print("sft loss", np.round(losses[::max(1, ep//5)], 3), f"{time.process_time()-t0:.2f}s")
-    state = {k: v.clone() for k, v in pol.state_dict().items()}
-    ev(pol, "sft")
-    for name, init, noise in (("sft+rl", True, False), ("rl_scratch", False, False), ("sft+rl_coin", True, True)):
-        p = agent.make_policy(lay, D, L, 4)
-        if init:
-            p.load_state_dict(state)
+    p = study_params("webdancer", PARAMS, a)
+    lay = Layout(p.env.k, p.env.depth, p.env.n_topics, p.env.n_values)
+    per = {}
+    for seed in seeds:
         t0 = time.process_time()
-        curve = agent.rl(p, lay, tr_sites, rlq, MS, iters, rl_q, rl_g, 1e-3, 0.2, 0.28, 1, gen, rng, reward_noise=noise)
-        print(name, "train curve", np.round(curve[::max(1, iters//6)], 2), f"{time.process_time()-t0:.2f}s")
-        ev(p, name)
-    r = agent.random_agent(lay, te_sites, teq, np.arange(3 * n_te), MS, rng)
-    print("random pass@1", r["reward"].mean())
+        data = build(p.env, p.prepare, seed)
+        data.pop("_info")
+        sites, qs, traj = split_data(data)
+        pols, _, cpu = train_seed(lay, p.env, p.train, sites, qs, traj, seed)
+        per[seed], _ = seed_metrics(lay, p.env, p.evaluate.level, sites, qs["test"], pols, seed)
+        pa = per[seed]["pass1"]
+        print(f"seed {seed}: Pass@1 random {pa['random']['all']:.3f}, SFT {pa['sft']['all']:.3f}, SFT+RL "
+              f"{pa['sft_rl']['all']:.3f}, equal-data SFT {pa['sft_equal']['all']:.3f}, coin {pa['sft_rl_coin']['all']:.3f}, "
+              f"RL scratch {pa['rl_scratch']['all']:.3f}; {time.process_time() - t0:.1f} CPU s "
+              f"(RL {cpu['sft_rl']:.1f}, equal SFT {cpu['sft_equal']:.1f})", flush=True)
+    for name, op, thr in FIGURES:
+        vals = [per[s][name]["mean"] for s in seeds]
+        j = judge(vals, op, thr)
+        print(f"{name:18s} {op} {thr}: per seed {[round(v, 3) for v in vals]} -> {j.verdict} "
+              f"(mean {j.mean:+.3f}, interval {j.interval})", flush=True)
 
 
 if __name__ == "__main__":

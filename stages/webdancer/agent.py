@@ -165,10 +165,19 @@ def load_files(weights: str, config: str) -> Policy:
     return load_state(Policy(**json.loads(Path(config).read_text())), Path(weights).read_bytes())
 
 
-def load_data(path) -> tuple[dict, dict, dict]:
-    """The prepared npz as (sites by split, questions by split, trajectories)."""
-    with np.load(path) as z:
-        d = {k: z[k] for k in z.files}
+def split_data(d: dict) -> tuple[dict, dict, dict]:
+    """One seed's arrays (prepare.build) as (sites by split, questions by split, trajectories: the
+    cold start's ``obs``/``act`` and the equal-data arm's ``eq_obs``/``eq_act``)."""
     sites = {s: {"label": d[f"{s}_label"], "value": d[f"{s}_value"]} for s in ("train", "test")}
     qs = {s: {k: d[f"{s}_{k}"] for k in ("site", "target", "depth", "answer")} for s in ("sft", "rl", "test")}
-    return sites, qs, {"obs": d["traj_obs"], "act": d["traj_act"]}
+    return sites, qs, {"obs": d["traj_obs"], "act": d["traj_act"], "eq_obs": d["eq_obs"], "eq_act": d["eq_act"]}
+
+
+def load_data(path, seed: int) -> tuple[dict, dict, dict]:
+    """Seed ``seed``'s part of the prepared npz (keys ``<seed>/<name>``), as :func:`split_data`."""
+    pre = f"{seed}/"
+    with np.load(path) as z:
+        d = {k[len(pre):]: z[k] for k in z.files if k.startswith(pre)}
+    if not d:
+        raise KeyError(f"{path} holds no data for seed {seed}: run the prepare stage for this profile's seeds")
+    return split_data(d)

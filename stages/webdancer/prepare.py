@@ -40,7 +40,13 @@ def build(env, p, seed: int) -> dict:
     sft_q = {k: out[f"sft_{k}"] for k in ("site", "target", "depth", "answer")}
     obs, act, info = sample_trajectories(lay, train, sft_q, p.noise, p.wrong_answer, env.max_steps, rng)
     out |= {"traj_obs": obs, "traj_act": act}
-    out["_info"] = info
+    # the equal-data SFT arm (the must's control): the same trajectory sampling and rejection on the
+    # RL questions too (own stream: the cold start's data above stay as they were)
+    rl_q = {k: out[f"rl_{k}"] for k in ("site", "target", "depth", "answer")}
+    obs_rl, act_rl, info_rl = sample_trajectories(lay, train, rl_q, p.noise, p.wrong_answer, env.max_steps,
+                                                  np.random.default_rng([seed, 4]))
+    out |= {"eq_obs": np.concatenate([obs, obs_rl]), "eq_act": np.concatenate([act, act_rl])}
+    out["_info"] = {**info, "rl_kept": info_rl["kept"], "rl_sampled": info_rl["sampled"]}
     return out
 
 
@@ -48,23 +54,34 @@ def main() -> None:
     with stage("webdancer", "prepare", PARAMS) as ctx:
         from stages.common.io import write_json, write_npz
 
+        from stages.common.seeds import per_seed_metrics, run_seeds
+
         p, env = ctx.params.prepare, ctx.params.env
-        data = build(env, p, ctx.seed)
-        info = data.pop("_info")
-        tr = {a.tobytes() for a in data["train_label"]}
-        shared_sites = sum(a.tobytes() in tr for a in data["test_label"])
-        if shared_sites:
-            raise RuntimeError(f"{shared_sites} held-out sites equal a training site")
-        sft_pairs = set(zip(data["sft_site"].tolist(), data["sft_target"].tolist()))
-        rl_pairs = set(zip(data["rl_site"].tolist(), data["rl_target"].tolist()))
-        write_npz(ctx.path(DATA), data)
-        report = {"trajectories_sampled": info["sampled"], "trajectories_kept": info["kept"], "sft_steps": info["steps"],
-                  "kept_fraction": info["kept"] / info["sampled"], "sft_questions": p.n_sft, "rl_questions": p.n_rl,
-                  "test_questions": int(len(data["test_site"])), "shared_sites_train_test": shared_sites,
-                  "sft_rl_pairs_shared": len(sft_pairs & rl_pairs)}
+        arrays, reports = {}, {}
+
+        def one(seed: int) -> dict:
+            data = build(env, p, seed)
+            info = data.pop("_info")
+            tr = {a.tobytes() for a in data["train_label"]}
+            shared_sites = sum(a.tobytes() in tr for a in data["test_label"])
+            if shared_sites:
+                raise RuntimeError(f"seed {seed}: {shared_sites} held-out sites equal a training site")
+            sft_pairs = set(zip(data["sft_site"].tolist(), data["sft_target"].tolist()))
+            rl_pairs = set(zip(data["rl_site"].tolist(), data["rl_target"].tolist()))
+            arrays.update({f"{seed}/{k}": v for k, v in data.items()})
+            print(f"  seed {seed}: kept {info['kept']}/{info['sampled']} trajectories ({info['steps']} SFT steps); "
+                  f"equal-data arm: {info['kept'] + info['rl_kept']} trajectories, {len(data['eq_act'])} steps", flush=True)
+            return {"trajectories_sampled": info["sampled"], "trajectories_kept": info["kept"], "sft_steps": info["steps"],
+                    "kept_fraction": info["kept"] / info["sampled"], "sft_questions": p.n_sft, "rl_questions": p.n_rl,
+                    "equal_data_steps": int(len(data["eq_act"])), "equal_data_kept_rl": info["rl_kept"],
+                    "test_questions": int(len(data["test_site"])), "shared_sites_train_test": shared_sites,
+                    "sft_rl_pairs_shared": len(sft_pairs & rl_pairs)}
+
+        reports = run_seeds(ctx.seeds, one)
+        write_npz(ctx.path(DATA), arrays)
+        report = per_seed_metrics(reports)
         write_json(ctx.path(PREPARE_METRICS), report)
-        ctx.run.log_metrics({k: float(v) for k, v in report.items()})
-        print(f"  kept {info['kept']}/{info['sampled']} trajectories ({info['steps']} SFT steps)", flush=True)
+        ctx.run.log_metrics({k: float(v) for k, v in report.items() if isinstance(v, (int, float))})
 
 
 if __name__ == "__main__":

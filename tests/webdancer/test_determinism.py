@@ -5,14 +5,16 @@ from __future__ import annotations
 import pytest
 
 # an MLflow model's MLmodel records when it was saved and a random id: not a result
-VOLATILE = tuple(f"data/webdancer/models/{m}/MLmodel" for m in ("sft", "sft_rl", "rl_scratch", "sft_rl_coin"))
+VOLATILE = tuple(f"data/webdancer/models/{s}/{m}/MLmodel" for s in (0, 1)
+                 for m in ("sft", "sft_rl", "rl_scratch", "sft_rl_coin", "sft_equal"))
 
 
 @pytest.mark.study
 def test_smoke_chain_reruns_to_the_same_outputs(rerun_study):
     out = rerun_study("webdancer", volatile=VOLATILE)
     m = out["metrics"]
-    for key in ("rl_gain", "coin_gain", "cold_start_gain"):
+    assert sorted(m["per_seed"]) == ["0", "1"]
+    for key in ("rl_gain", "equal_sft_gain", "rl_over_equal_sft", "coin_gain", "cold_start_gain"):
         assert -1 <= m[key]["mean"] <= 1
     assert -2 <= m["rl_gain_deep_minus_shallow"] <= 2
     assert (out["root"] / "reports/webdancer/pass_by_depth.png").stat().st_size > 5_000
