@@ -1,4 +1,8 @@
-"""autoopt M3: the paired comparison pooled over several seeds' runs.
+"""autoopt M3: the paired comparison pooled over several m3_runs.csv files.
+
+Since the claims contract v2 the stage itself runs every verdict seed and judges the must over
+them (reports/autoopt/m3_metrics.json, per_seed); this script stays for pooling runs of different
+settings or checkouts, e.g. a BOBD variant (``--variant``) against the stage's runs.
 
 Each default-profile run of ``autoopt-m3-evaluate`` writes one row per method x problem x run to
 reports/autoopt/m3_runs.csv. Given the m3_runs.csv of runs with different ``common.seed`` (each
@@ -46,8 +50,8 @@ def smoke_runs(folder: Path) -> list[str]:
     from stages.common.plots import write_csv
 
     warnings.filterwarnings("ignore", category=RuntimeWarning)      # as m3-evaluate does
-    mp = SimpleNamespace(budget=20, bobd_pop=4, ga_pop=4, ipopt_max_iter=10, feas_tol=1e-6, rel_tol=0.01,
-                         nonconvex_upper=False, upper_ea="ga")
+    mp = SimpleNamespace(budget=20, high_dim_budget=20, bobd_pop=4, ga_pop=4, ipopt_max_iter=10, feas_tol=1e-6,
+                         rel_tol=0.01, nonconvex_upper=True, upper_ea="ga")
     probs = [p for c in COMPLEX_CLASSES for p in [p for p in problems() if p.cls == c][:2]]
     paths = []
     for seed in (0, 1):

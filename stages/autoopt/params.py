@@ -26,6 +26,8 @@ class PrepareParams(Strict):
                     "downloaded Kaggle ankurzing/autoopt-11k folder at published_path")
     published_path: str = Field(description="folder holding train|valid|test/Images + Latex.txt")
     published_max_per_split: int = Field(ge=0, description="keep at most this many images a split (0 = all)")
+    data_seed: int = Field(ge=0, description="the generated dataset's seed: one dataset for every verdict seed "
+                                             "(the paper's AutoOpt-11k is one fixed dataset too)")
     sizes: Sizes
     handwritten_train_share: Share = Field(description="share of training/validation images drawn handwriting-like")
     type_weights: dict[str, Annotated[float, Field(ge=0)]] = Field(
@@ -102,8 +104,11 @@ class TrainParams(Strict):
     label_smoothing: float = Field(ge=0, lt=1, description="page design only")
     grad_clip: float = Field(gt=0)
     curve_fractions: list[Annotated[float, Field(gt=0, le=1)]] = Field(
-        min_length=3, description="training-set fractions of the learning curve (>= 3 sizes)")
+        description="training-set fractions of the learning curve (>= 3 sizes, or none: no curve); "
+                    "its models are trained for the first verdict seed only")
     curve_steps: int = Field(ge=1, description="optimizer steps of each learning-curve model")
+    workers: int = Field(ge=1, le=64, description="processes training the verdict seeds' models side by side "
+                                                  "(``threads`` torch threads each)")
 
     @model_validator(mode="after")
     def _check(self) -> "TrainParams":
@@ -111,6 +116,8 @@ class TrainParams(Strict):
             raise ValueError(f"d_model ({self.d_model}) must be a multiple of heads ({self.heads})")
         if sorted(set(self.curve_fractions)) != list(self.curve_fractions):
             raise ValueError(f"curve_fractions must be strictly increasing, got {self.curve_fractions}")
+        if 0 < len(self.curve_fractions) < 3:
+            raise ValueError(f"curve_fractions: a learning curve needs >= 3 sizes (or none), got {self.curve_fractions}")
         return self
 
 
@@ -183,6 +190,9 @@ class M3Params(Strict):
     feas_tol: float = Field(gt=0, lt=1, description="success: largest constraint violation within this")
     budget: int = Field(ge=10, le=10_000_000, description="BOBD's evaluation budget a run; the baselines get "
                                                            "the evaluations BOBD used")
+    high_dim_budget: int = Field(ge=10, le=10_000_000, description="the same on the high-dimensional class "
+                                                                    "(problems.high_dim(): 53-205 variables)")
+    workers: int = Field(ge=1, le=64, description="processes running the problems (one thread each)")
     bobd_pop: int = Field(ge=4, le=1000, description="BOBD's upper-level GA / NSGA-II population")
     ga_pop: int = Field(ge=4, le=1000, description="the GA baseline's population")
     nsga_pop: int = Field(ge=4, le=1000, description="the NSGA-II reference's population")

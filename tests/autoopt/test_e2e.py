@@ -2,7 +2,6 @@
 optimum, how the parts' metrics are merged, and the one-image tool's bad-input errors."""
 from __future__ import annotations
 
-import json
 
 import pytest
 
@@ -42,14 +41,43 @@ def test_known_rows_keeps_dataset_order_and_the_cap():
     assert known_rows(ds, 2) == [0, 2]
 
 
-def test_section_unwraps_a_file_nested_under_its_own_key(tmp_path):
-    (tmp_path / "a.json").write_text(json.dumps({"m2": {"x": 1}, "loss": {"y": 2}}))
-    (tmp_path / "b.json").write_text(json.dumps({"x": 1, "y": 2}))
-    (tmp_path / "c.json").write_text(json.dumps({"m2": {"x": 1}, "x": 2}))
-    assert section(tmp_path / "a.json", "m2") == {"x": 1, "loss": {"y": 2}}
-    assert section(tmp_path / "b.json", "m3") == {"x": 1, "y": 2}
+def test_section_unwraps_a_part_nested_under_its_own_key():
+    assert section({"m2": {"x": 1}, "loss": {"y": 2}}, "m2") == {"x": 1, "loss": {"y": 2}}
+    assert section({"x": 1, "y": 2}, "m3") == {"x": 1, "y": 2}
     with pytest.raises(ValueError, match="'x' is both"):
-        section(tmp_path / "c.json", "m2")
+        section({"m2": {"x": 1}, "x": 2}, "m2")
+
+
+def _part(per: dict, nest: str = "", **shared):
+    from stages.common.seeds import per_seed_metrics
+
+    body = per_seed_metrics(per, **shared)
+    return {nest: body} if nest else body
+
+
+def test_merge_puts_every_part_of_a_seed_under_that_seed():
+    """Each verdict seed's M1, M2, M3 and chain figures land under per_seed.<seed> with M2 and M3
+    as sections (M2's own nesting removed), the means at the top, seed-free figures kept once."""
+    from stages.autoopt.chain.e2e import merge
+
+    m1 = _part({0: {"margin_bleu": {"printed": 2.0}}, 1: {"margin_bleu": {"printed": 4.0}}},
+               retrieval={"printed": {"bleu": 50.0}})
+    m2 = {"m2": {"rules": {"eq": 1.0}}, **{k: v for k, v in _part(
+        {0: {"m2": {"rules": {"eq": 1.0}}, "seconds": 1.0}, 1: {"m2": {"rules": {"eq": 0.5}}, "seconds": 3.0}}).items()
+        if k != "m2"}}
+    m3 = _part({0: {"complex": {"margin_vs_ipopt": 0.1}}, 1: {"complex": {"margin_vs_ipopt": 0.3}}}, "m3",
+               protocol={"budget": 3000})
+    out = merge(m1, m2, m3, {0: {"success": {"printed": 0.0}}, 1: {"success": {"printed": 1.0}}})
+    assert out["seeds"] == [0, 1]
+    assert out["per_seed"]["1"]["margin_bleu"]["printed"] == 4.0
+    assert out["per_seed"]["0"]["m2"]["rules"]["eq"] == 1.0 and out["per_seed"]["1"]["m2"]["seconds"] == 3.0
+    assert out["per_seed"]["1"]["m3"]["complex"]["margin_vs_ipopt"] == 0.3
+    assert out["per_seed"]["1"]["e2e"]["success"]["printed"] == 1.0
+    assert out["margin_bleu"]["printed"] == 3.0 and out["m2"]["rules"]["eq"] == 0.75
+    assert abs(out["m3"]["complex"]["margin_vs_ipopt"] - 0.2) < 1e-12
+    assert out["retrieval"] == {"printed": {"bleu": 50.0}} and out["m3"]["protocol"] == {"budget": 3000}
+    with pytest.raises(ValueError, match="verdict seeds"):
+        merge(m1, m2, _part({0: {"complex": {}}}, "m3"), {0: {}, 1: {}})
 
 
 def test_solve_tool_bad_input(tmp_path, capsys):

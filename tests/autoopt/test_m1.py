@@ -132,3 +132,21 @@ def test_sine_2d_is_the_transformer_encoding_of_row_and_column():
     cfg = M1Config(vocab_size=10, height=80, width=400)
     assert Encoder.grid(cfg) == (5, 25)
     assert Encoder(cfg)(torch.zeros(1, 1, 80, 400)).shape == (1, 125, cfg.d_model)
+
+
+def test_authors_bleu_is_their_sentence_bleu_on_their_tokens():
+    """The AutoOpt authors' BLEU: nltk sentence BLEU with smoothing method4 on their regex tokens,
+    averaged over images (x 100 here); a perfect reading scores 100, an unrelated one near 0, and
+    the mean is over images (not a corpus BLEU)."""
+    from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
+
+    from stages.autoopt.m1.metrics import authors_bleu, authors_tokens
+
+    assert authors_tokens(r"\min_{x} 3x_1 + 2.5 \le 10") == ["\\min", "_", "{", "x", "}", "3", "x", "_", "1", "+",
+                                                              "2", "5", "\\le", "10"]
+    ref, hyp = r"\max 3x + 4y \le 12", r"\max 3x + 4z \le 12"
+    one = sentence_bleu([authors_tokens(ref)], authors_tokens(hyp), smoothing_function=SmoothingFunction().method4)
+    assert authors_bleu([hyp, ref], [ref, ref]) == pytest.approx(100 * (one + 1.0) / 2)
+    assert authors_bleu([r"\sum_i a_i"], [ref]) < 5
+    with pytest.raises(ValueError, match="2 predictions for 1"):
+        authors_bleu([ref, ref], [ref])

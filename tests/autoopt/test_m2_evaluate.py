@@ -83,23 +83,29 @@ def test_text_scores_against_known_values():
     assert row_seed(0, "a") == row_seed(0, "a") != row_seed(1, "a")
 
 
+def _seeded(preds: dict, seed: int = 3) -> str:
+    return json.dumps({"seeds": [seed], "per_seed": {str(seed): preds}})
+
+
 def test_m1_predictions_file_is_checked(tmp_path):
     ids = {"printed": ["a", "b"], "handwritten": ["c"]}
     path = tmp_path / "m1.json"
     with pytest.raises(InputError, match="m1-evaluate"):
-        load_m1_predictions(path, ids)
+        load_m1_predictions(path, ids, 3)
     path.write_text("{")
     with pytest.raises(InputError, match="not JSON"):
-        load_m1_predictions(path, ids)
-    path.write_text(json.dumps({"printed": [{"id": "a", "latex": "x"}, {"id": "b", "latex": "y"}]}))
+        load_m1_predictions(path, ids, 3)
+    path.write_text(_seeded({"printed": [{"id": "a", "latex": "x"}, {"id": "b", "latex": "y"}]}))
     with pytest.raises(InputError, match="handwritten"):
-        load_m1_predictions(path, ids)
-    path.write_text(json.dumps({"printed": [{"id": "a", "latex": "x"}], "handwritten": [{"id": "c", "latex": "z"}]}))
+        load_m1_predictions(path, ids, 3)
+    with pytest.raises(InputError, match="no predictions of verdict seed 4"):
+        load_m1_predictions(path, ids, 4)
+    path.write_text(_seeded({"printed": [{"id": "a", "latex": "x"}], "handwritten": [{"id": "c", "latex": "z"}]}))
     with pytest.raises(InputError, match="1 row"):
-        load_m1_predictions(path, ids)
-    path.write_text(json.dumps({"printed": [{"id": "b", "latex": "y"}, {"id": "a", "latex": "x"}],
-                                "handwritten": [{"id": "c", "latex": "z"}]}))
-    assert load_m1_predictions(path, ids) == {"printed": ["x", "y"], "handwritten": ["z"]}
+        load_m1_predictions(path, ids, 3)
+    path.write_text(_seeded({"printed": [{"id": "b", "latex": "y"}, {"id": "a", "latex": "x"}],
+                             "handwritten": [{"id": "c", "latex": "z"}]}))
+    assert load_m1_predictions(path, ids, 3) == {"printed": ["x", "y"], "handwritten": ["z"]}
 
 
 def test_bad_params_are_refused(real_params):
@@ -130,7 +136,8 @@ def stage_copy(tmp_path, with_predictions: bool = True):
         preds[name] = [{"id": i, "latex": s} for i, s in zip(r["id"], damaged(r["latex"]))]
     datasets.DatasetDict(dd).save_to_disk(str(root / "data/autoopt/dataset"))
     if with_predictions:
-        (root / "data/autoopt/m1_predictions.json").write_text(json.dumps(preds))
+        (root / "data/autoopt/m1_predictions.json").write_text(
+            json.dumps({"seeds": [0, 1], "per_seed": {"0": preds, "1": preds}}))
     return root
 
 

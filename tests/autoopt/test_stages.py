@@ -39,12 +39,17 @@ def test_smoke_chain_reruns_to_the_same_outputs(rerun_study, real_params):
     root = out["root"]
     m = out["m1_metrics"]
     preds = json.loads((root / "data/autoopt/m1_predictions.json").read_text())
-    assert {k: len(v) for k, v in preds.items()} == {"printed": 8, "handwritten": 8}
-    assert all(set(p) == {"id", "latex"} for v in preds.values() for p in v)
+    seeds = preds["seeds"]
+    assert len(seeds) == 2 and set(preds["per_seed"]) == {str(s) for s in seeds}
+    for per in preds["per_seed"].values():
+        assert {k: len(v) for k, v in per.items()} == {"printed": 8, "handwritten": 8}
+        assert all(set(p) == {"id", "latex"} for v in per.values() for p in v)
     assert set(m["m1"]) == {"printed", "handwritten"} and set(m["retrieval"]) == {"printed", "handwritten"}
     assert len(m["curve"]["points"]) == 3
     merged = out["metrics"]                            # the e2e stage's merge, what claims.yaml reads
     assert {"m2", "m3", "e2e"} <= set(merged) and merged["m1"] == m["m1"]
+    assert set(merged["per_seed"]) == {str(s) for s in seeds}
+    assert {"margin_bleu", "control", "m2", "m3", "e2e"} <= set(merged["per_seed"][str(seeds[1])])
     assert set(merged["e2e"]["by_source"]) == {"reference_pyomo", "ground_truth_latex", "image"}
     assert merged["m2"]["rules"]["ground_truth"]["printed"]["equivalent_rate"] is not None
     assert merged["m3"]["complex"]["margin_vs_ipopt"] is not None
@@ -53,7 +58,8 @@ def test_smoke_chain_reruns_to_the_same_outputs(rerun_study, real_params):
     assert m2["rows"] == {"printed": rows, "handwritten": rows}
     assert m2["m2"]["rules"]["ground_truth"]["printed"]["equivalent_rate"] == 1.0
     t2 = out["m2_train"]
-    assert t2["val_greedy_rows"] >= 1 and 0 <= t2["val_token_accuracy"] <= 1
+    assert t2["trained"] and t2["val_greedy_rows"] >= 1 and 0 <= t2["val_token_accuracy"] <= 1
+    assert set(t2["per_seed"]) == {str(s) for s in seeds}
     m3 = out["m3_metrics"]["m3"]
     assert {"nonconvex", "integer", "bilevel"} <= set(m3["classes"])
     import datasets

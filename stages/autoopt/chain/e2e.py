@@ -13,9 +13,11 @@ A row succeeds when the chain returns a feasible point whose objective is within
 ``rel_tol * max(1, |optimum|)`` of the known optimum (``chain.success``). Every script is built and
 solved in the sandbox (``chain.solve_scripts``).
 
-This stage also writes reports/autoopt/metrics.json, the file claims.yaml reads: M1's figures
-(m1_metrics.json) at the top level as before, and ``m2``, ``m3`` and ``e2e`` sections from
-m2_metrics.json, m3_metrics.json and this stage.
+Every verdict seed (``common.seeds``) runs the chain with its own M1's predictions and BOBD draws.
+This stage also writes reports/autoopt/metrics.json, the file claims.yaml reads (:func:`merge`):
+each verdict seed's figures of M1, M2, M3 and the chain under the top-level ``per_seed``
+(``{"0": {"margin_bleu": ..., "m2": ..., "m3": ..., "e2e": ...}}``), their means at the top level
+(M1's at the top, then sections ``m2``, ``m3`` and ``e2e``).
 """
 from __future__ import annotations
 
@@ -47,21 +49,98 @@ def summarise(flags: list[bool], outcomes) -> dict:
             "seconds": float(sum(o.seconds for o in outcomes))}
 
 
-def section(path, key: str) -> dict:
-    """A part's metrics file as one section of the merged metrics: the file's ``key`` entry (when
-    it nests its figures under the section's name) with the file's other top-level entries beside
-    them, or the whole file."""
-    import json
-
-    data = json.loads(path.read_text())
+def section(data: dict, key: str, where: str = "") -> dict:
+    """A part's figures as one section of the merged metrics: the ``key`` entry (when the part
+    nests its figures under the section's name) with the other top-level entries beside them, or
+    the whole dict."""
     if key not in data:
         return data
     out = dict(data[key])
     for k, v in data.items():
         if k != key:
             if k in out:
-                raise ValueError(f"{path}: '{k}' is both a top-level entry and one of {key}'s")
+                raise ValueError(f"{where}: '{k}' is both a top-level entry and one of {key}'s")
             out[k] = v
+    return out
+
+
+def chain_seed(dd, preds: dict, ep, seed: int) -> tuple[dict, list[dict]]:
+    """The chain on both test splits from the three sources, with verdict seed ``seed``'s M1
+    predictions (``{split: [{"id", "latex"}]}``) and BOBD draws; returns (results, CSV rows)."""
+    from .chain import solve_scripts, success, translate_all
+
+    results: dict = {"rows_with_known_optimum": {}, "budget": ep.budget, "rel_tol": ep.rel_tol}
+    csv_rows = []
+    for name, split in EVAL_SPLITS.items():
+        if split not in dd or name not in preds:
+            print(f"  note: no {split} split or no M1 predictions for it; its figures are null")
+            continue
+        ds = dd[split]
+        idx = known_rows(ds, ep.max_rows)
+        results["rows_with_known_optimum"][name] = {"used": len(idx), "of": len(known_rows(ds, 0)),
+                                                    "split_rows": len(ds)}
+        m1_latex = {p["id"]: p["latex"] for p in preds[name]}
+        rows = ds.select(idx)
+        optima = [float(v) for v in rows["optimum"]]
+        sources = {
+            "reference_pyomo": ([s for s in rows["pyomo"]], [""] * len(idx)),
+            "ground_truth_latex": tuple(zip(*translate_all(rows["latex"]))) if idx else ((), ()),
+            "image": tuple(zip(*translate_all([m1_latex.get(i, "") for i in rows["id"]]))) if idx else ((), ()),
+        }
+        results.setdefault("by_source", {})
+        for source in SOURCES:
+            scripts, reasons = (list(v) for v in sources[source])
+            outs = solve_scripts(scripts, budget=ep.budget, seed=seed, time_limit_s=ep.time_limit_s,
+                                 memory_mb=ep.memory_mb, workers=ep.workers, reasons=reasons,
+                                 desc=f"seed {seed} {name} {source}")
+            flags = [bool(success(o, opt, ep.rel_tol)) for o, opt in zip(outs, optima)]
+            results["by_source"].setdefault(source, {})[name] = summarise(flags, outs)
+            for rid, tags, opt, o, ok in zip(rows["id"], rows["tags"], optima, outs, flags):
+                csv_rows.append({"seed": seed, "split": name, "source": source, "id": rid, "type": tags["type"],
+                                 "optimum": opt, "stage": o.stage,
+                                 "objective": o.solution.get("objective"), "success": int(ok),
+                                 "seconds": round(o.seconds, 3)})
+            s = results["by_source"][source][name]
+            print(f"  seed {seed} {name:11s} {source:18s}: {s['successes']}/{s['rows']} solved to the optimum "
+                  f"(stopped at: {s['stopped_at']})", flush=True)
+    by = results.get("by_source", {})
+    for name in EVAL_SPLITS:
+        if name in by.get("image", {}):
+            results.setdefault("success", {})[name] = by["image"][name]["success_rate"]
+            results.setdefault("loss", {})[name] = {
+                "m2": _diff(by, "reference_pyomo", "ground_truth_latex", name),
+                "m1": _diff(by, "ground_truth_latex", "image", name)}
+    return results, csv_rows
+
+
+def merge(m1: dict, m2: dict, m3: dict, e2e: dict[int, dict]) -> dict:
+    """The study's metrics file (claims.yaml reads it): every part's per-seed figures under the
+    top-level ``per_seed`` (``{"0": {M1's figures, "m2": ..., "m3": ..., "e2e": ...}}``), their
+    means at the top level (M1's at the top as before, then sections ``m2``, ``m3``, ``e2e``), and
+    each part's seed-free figures beside its means. Every part must have run the same seeds."""
+    from stages.common.seeds import per_seed_metrics
+
+    m2, m3 = section(m2, "m2", "m2_metrics.json"), section(m3, "m3", "m3_metrics.json")
+    parts = {"m1": m1, "m2": m2, "m3": m3}
+    seeds = [int(s) for s in m1.get("per_seed", {})]
+    for name, part in parts.items():
+        got = [int(s) for s in part.get("per_seed", {})]
+        if got != seeds:
+            raise ValueError(f"the {name} metrics hold verdict seeds {got}, M1's hold {seeds}: re-run the "
+                             f"study's stages with the same common.seeds")
+    if sorted(e2e) != sorted(seeds):
+        raise ValueError(f"the chain ran seeds {sorted(e2e)}, the parts {seeds}")
+    per = {s: {**m1["per_seed"][str(s)], "m2": section(m2["per_seed"][str(s)], "m2", f"m2 seed {s}"),
+               "m3": m3["per_seed"][str(s)], "e2e": e2e[s]} for s in seeds}
+
+    def shared(part: dict, tree: dict) -> dict:
+        """The part's figures that are not per seed (e.g. the retrieval baseline's, the protocol)."""
+        return {k: v for k, v in part.items() if k not in ("per_seed", "seeds") and k not in tree}
+
+    first = per[seeds[0]]
+    out = per_seed_metrics(per, **shared(m1, first))
+    out["m2"] = {**out["m2"], **shared(m2, first["m2"])}
+    out["m3"] = {**out["m3"], **shared(m3, first["m3"])}
     return out
 
 
@@ -75,71 +154,40 @@ def main() -> None:
         from stages.common.io import write_json
         from stages.common.plots import new_figure, save_png, write_csv
 
-        from .chain import solve_scripts, success, translate_all
-
         ep = ctx.params.e2e
+        seeds = list(ctx.seeds)
         dd = datasets.load_from_disk(str(ctx.path(DATASET)))
         preds = json.loads(ctx.path(M1_PREDICTIONS).read_text())
-        results: dict = {"rows_with_known_optimum": {}, "budget": ep.budget, "rel_tol": ep.rel_tol}
-        csv_rows = []
-        for name, split in EVAL_SPLITS.items():
-            if split not in dd or name not in preds:
-                print(f"  note: no {split} split or no M1 predictions for it; its figures are null")
-                continue
-            ds = dd[split]
-            idx = known_rows(ds, ep.max_rows)
-            results["rows_with_known_optimum"][name] = {"used": len(idx), "of": len(known_rows(ds, 0)),
-                                                        "split_rows": len(ds)}
-            m1_latex = {p["id"]: p["latex"] for p in preds[name]}
-            rows = ds.select(idx)
-            optima = [float(v) for v in rows["optimum"]]
-            sources = {
-                "reference_pyomo": ([s for s in rows["pyomo"]], [""] * len(idx)),
-                "ground_truth_latex": tuple(zip(*translate_all(rows["latex"]))) if idx else ((), ()),
-                "image": tuple(zip(*translate_all([m1_latex.get(i, "") for i in rows["id"]]))) if idx else ((), ()),
-            }
-            results.setdefault("by_source", {})
-            for source in SOURCES:
-                scripts, reasons = (list(v) for v in sources[source])
-                outs = solve_scripts(scripts, budget=ep.budget, seed=ctx.seed, time_limit_s=ep.time_limit_s,
-                                     memory_mb=ep.memory_mb, workers=ep.workers, reasons=reasons,
-                                     desc=f"{name} {source}")
-                flags = [bool(success(o, opt, ep.rel_tol)) for o, opt in zip(outs, optima)]
-                results["by_source"].setdefault(source, {})[name] = summarise(flags, outs)
-                for rid, tags, opt, o, ok in zip(rows["id"], rows["tags"], optima, outs, flags):
-                    csv_rows.append({"split": name, "source": source, "id": rid, "type": tags["type"],
-                                     "optimum": opt, "stage": o.stage,
-                                     "objective": o.solution.get("objective"), "success": int(ok),
-                                     "seconds": round(o.seconds, 3)})
-                s = results["by_source"][source][name]
-                print(f"  {name:11s} {source:18s}: {s['successes']}/{s['rows']} solved to the optimum "
-                      f"(stopped at: {s['stopped_at']})", flush=True)
-        by = results.get("by_source", {})
-        for name in EVAL_SPLITS:
-            if name in by.get("image", {}):
-                results.setdefault("success", {})[name] = by["image"][name]["success_rate"]
-                results.setdefault("loss", {})[name] = {
-                    "m2": _diff(by, "reference_pyomo", "ground_truth_latex", name),
-                    "m1": _diff(by, "ground_truth_latex", "image", name)}
-
-        merged = json.loads(ctx.path(M1_METRICS).read_text())
-        merged["m2"] = section(ctx.path(M2_METRICS), "m2")
-        merged["m3"] = section(ctx.path(M3_METRICS), "m3")
-        merged["e2e"] = results
+        missing = [s for s in seeds if str(s) not in preds.get("per_seed", {})]
+        if missing:
+            raise FileNotFoundError(f"{ctx.path(M1_PREDICTIONS)} has no predictions of verdict seed(s) {missing}: "
+                                    f"re-run autoopt-m1-evaluate with the same common.seeds")
+        per_seed, csv_rows = {}, []
+        for s in seeds:
+            per_seed[s], rows = chain_seed(dd, preds["per_seed"][str(s)], ep, s)
+            csv_rows += rows
+        merged = merge(*(json.loads(ctx.path(p).read_text()) for p in (M1_METRICS, M2_METRICS, M3_METRICS)),
+                       per_seed)
         write_json(ctx.path(METRICS), merged)
         write_csv(ctx.path(E2E_ROWS), csv_rows)
 
+        by = merged["e2e"].get("by_source", {})
         fig, ax = new_figure(figsize=(7, 3.8))
         names = [n for n in EVAL_SPLITS if n in by.get("image", {})]
         w = 0.26
         for j, source in enumerate(SOURCES):
-            vals = [by[source][n]["success_rate"] or 0.0 for n in names]
-            bars = ax.bar(np.arange(len(names)) + (j - 1) * w, vals, w, label=LABELS[source])
+            vals = [by[source][n].get("success_rate") or 0.0 for n in names]
+            pos = np.arange(len(names)) + (j - 1) * w
+            bars = ax.bar(pos, vals, w, label=LABELS[source])
             ax.bar_label(bars, fmt="%.2f", fontsize=8)
+            for s in seeds:
+                b = per_seed[s].get("by_source", {}).get(source, {})
+                ax.plot(pos, [(b.get(n) or {}).get("success_rate") or 0.0 for n in names], "k.", ms=3)
         ax.set_xticks(np.arange(len(names)), [f"{n} test" for n in names])
         ax.set_ylim(0, 1.05)
         ax.set_ylabel("solved to the known optimum")
-        ax.set_title("AutoOpt chain on generated problems with a known optimum", fontsize=10)
+        ax.set_title(f"AutoOpt chain on generated problems with a known optimum (mean of {len(seeds)} seeds, dots)",
+                     fontsize=9)
         ax.legend(fontsize=8)
         save_png(fig, ctx.path(PLOT_E2E))
 

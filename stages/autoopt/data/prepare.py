@@ -111,7 +111,7 @@ def main() -> None:
 
         p = ctx.params.prepare
         t0 = time.perf_counter()
-        rows = generated_rows(p, ctx.seed) if p.source == "generated" else published_rows(p)
+        rows = generated_rows(p, p.data_seed) if p.source == "generated" else published_rows(p)
         render_s = time.perf_counter() - t0
         feats = data.features()
         dd = datasets.DatasetDict({s: datasets.Dataset.from_list(r, features=feats)

@@ -7,6 +7,11 @@
   (rapidfuzz's Levenshtein on token lists).
 * CER: the same on characters of the LaTeX with spaces removed (the paper's CER is
   character-level; its normalisation of the strings is not stated).
+* authors' BLEU (:func:`authors_bleu`): BLEU as the AutoOpt authors compute it in their
+  repository (Shobhit1201/AutoOpt, ``run_latex_ocr_with_METRIC.py``): nltk's sentence BLEU with
+  smoothing method4 on their regex tokens of each string, averaged over images, x 100 here (their
+  chart's scale). A different figure from the corpus BLEU above (another tokenizer, per-sentence
+  smoothing, an average of sentences), so the two are never compared with each other.
 """
 from __future__ import annotations
 
@@ -29,6 +34,29 @@ def corpus_bleu(hyps: list[str], refs: list[str]) -> float:
     h = [" ".join(_tokens(x)) for x in hyps]
     r = [" ".join(_tokens(x)) for x in refs]
     return float(sacrebleu.corpus_bleu(h, [r], tokenize="none").score)
+
+
+# the authors' LaTeX tokens (their tokenize_latex): commands, single structural characters, words, numbers
+AUTHORS_TOKEN = r"(\\[a-zA-Z]+|[{}_^=+\-*/(),]|[a-zA-Z]+|\d+)"
+
+
+def authors_tokens(s: str) -> list[str]:
+    import re
+
+    return re.findall(AUTHORS_TOKEN, s)
+
+
+def authors_bleu(hyps: list[str], refs: list[str]) -> float:
+    """Mean over images of nltk's sentence BLEU (smoothing method4) on the authors' tokens, 0-100."""
+    from nltk.translate.bleu_score import SmoothingFunction, sentence_bleu
+
+    if len(hyps) != len(refs):
+        raise ValueError(f"{len(hyps)} predictions for {len(refs)} references")
+    if not refs:
+        raise ValueError("no references to score")
+    smooth = SmoothingFunction().method4
+    return 100.0 * float(np.mean([sentence_bleu([authors_tokens(r)], authors_tokens(h), smoothing_function=smooth)
+                                  for h, r in zip(hyps, refs)]))
 
 
 def error_rate(hyps: list[str], refs: list[str], unit: str = "token") -> float:
@@ -57,7 +85,8 @@ def exact_match(hyps: list[str], refs: list[str]) -> float:
 
 
 def score(hyps: list[str], refs: list[str]) -> dict[str, float]:
-    return {"bleu": corpus_bleu(hyps, refs), "exact_match": exact_match(hyps, refs),
+    return {"bleu": corpus_bleu(hyps, refs), "authors_bleu": authors_bleu(hyps, refs),
+            "exact_match": exact_match(hyps, refs),
             "token_error_rate": error_rate(hyps, refs, "token"),
             "cer": error_rate(hyps, refs, "char"), "n": len(refs)}
 

@@ -5,14 +5,18 @@
   (crnn.py, line_model.py);
 * ``page``: the whole image into a CNN encoder + transformer decoder (model.py).
 
-Trains the main model on the whole training split, logging the validation curve (greedy BLEU on
-validation images against steps), then the learning-curve models: a fresh
-model per fraction of the training split (the first fraction x N formulations), each for
-``curve_steps`` steps with the same schedule shape. Checkpoints are state dicts
-(``torch.save``; read back with ``torch.load(weights_only=True)``); the main one is also written
-as an MLflow pyfunc model (models-from-code, no pickled objects) that the stage logs.
+Trains one main model per verdict seed (claims contract v2: the seed draws the initial weights
+and the batch order; the data is the study's one generated dataset) on the whole training split,
+``train.workers`` seeds side by side in forked processes, logging each seed's validation curve
+(greedy BLEU on validation images against steps); then, for the first verdict seed only, the
+learning-curve models (none in the default profile): a fresh model per fraction of the training
+split (the first fraction x N formulations), each for ``curve_steps`` steps with the same schedule
+shape. Checkpoints are state dicts (``torch.save``; read back with
+``torch.load(weights_only=True)``); the first seed's (``main.pt``) is also written as an MLflow
+pyfunc model (models-from-code, no pickled objects) that the stage logs.
 
-Outputs: data/autoopt/m1/ (main.pt, curve_<k>.pt, vocab.json, mlflow_model/),
+Outputs: data/autoopt/m1/ (seed_<s>.pt for every verdict seed, main.pt = the first seed's,
+curve_<k>.pt, vocab.json, mlflow_model/),
 reports/autoopt/train.json (metrics; the loss and validation curves are also logged to MLflow by
 step), reports/autoopt/m1_validation_curve.png + .csv.
 """
@@ -23,7 +27,7 @@ from stages.common.runtime.stage import stage
 from ..params import AutoOptParams
 from ..paths import CSV_VAL_CURVE, DATASET, MODEL_DIR, PLOT_VAL_CURVE
 from ..paths import TRAIN_METRICS as METRICS
-from .training import TRAIN_SPLIT, bucketed_batches, images_array, lr_at, save_mlflow_model
+from .training import TRAIN_SPLIT, bucketed_batches, images_array, lr_at, save_mlflow_model, seed_checkpoint
 
 
 def model_config(vocab_size: int, tp):
@@ -179,17 +183,59 @@ def save_checkpoint(path, model, cfg, vocab, extra: dict | None = None) -> None:
         torch.save(blob, tmp)
 
 
+_FORKED: dict = {}   # what the seed workers read (set before the pool forks; nothing is pickled in)
+
+
+def _train_seed(seed: int):
+    """One verdict seed's main CRNN, in a forked worker (or in this process): returns the weights
+    on the CPU, the losses, the validation curve and the training seconds."""
+    from stages.common.device import limit_threads
+
+    d = _FORKED
+    limit_threads(d["threads"])
+    model, losses, vcurve, train_s = train_crnn(d["xs"], d["ys"], d["cfg"], d["tp"], d["tp"].steps, seed, d["device"],
+                                                f"M1 seed {seed}", d["validate"], d["tp"].lines.eval_every)
+    return seed, {k: v.detach().cpu() for k, v in model.state_dict().items()}, losses, vcurve, train_s
+
+
+def train_seeds(seeds: list[int], workers: int, *, xs: list, ys: list, cfg, tp, device, validate,
+                threads: int = 1) -> dict[int, tuple]:
+    """One main CRNN per seed on the line crops ``xs`` / targets ``ys`` (:func:`train_crnn`,
+    ``tp.steps`` steps, ``validate`` every ``tp.lines.eval_every``), ``workers`` seeds at a time
+    in forked processes of ``threads`` torch threads (nothing is pickled in; one seed's draws
+    depend only on that seed, whichever worker runs it). Returns seed -> (CPU weights, losses,
+    validation curve, training seconds)."""
+    import multiprocessing as mpc
+
+    _FORKED.update(xs=xs, ys=ys, cfg=cfg, tp=tp, device=device, validate=validate, threads=threads)
+    try:
+        if workers <= 1 or len(seeds) == 1:
+            out = [_train_seed(s) for s in seeds]
+        else:
+            with mpc.get_context("fork").Pool(min(workers, len(seeds))) as pool:
+                out = pool.map(_train_seed, seeds, chunksize=1)
+    finally:
+        _FORKED.clear()
+    return {s: rest for s, *rest in out}
+
+
 def train_lines(ctx, dd, vocab, tp, device, out_dir) -> dict:
-    """The line design: segment every training image, pair its lines with the label's
-    lines, train the CRNN with CTC; the validation curve (greedy BLEU on the first
-    ``lines.eval_images`` validation images every ``lines.eval_every`` steps) is logged and
-    plotted; then the learning-curve models on growing fractions of the training images."""
+    """The line design: segment every training image, pair its lines with the label's lines,
+    train one CRNN with CTC per verdict seed (``tp.workers`` processes side by side); each seed's
+    validation curve (greedy BLEU on the first ``lines.eval_images`` validation images every
+    ``lines.eval_every`` steps) is logged and plotted; then, for the first verdict seed only, the
+    learning-curve models on growing fractions of the training images (none if
+    ``curve_fractions`` is empty)."""
     import time
 
+    import torch
+
+    from .crnn import CRNN
     from .line_model import recognise, split_lines, training_pairs
     from .metrics import corpus_bleu
 
     lp = tp.lines
+    seeds = list(ctx.seeds)
     train = dd[TRAIN_SPLIT]
     t0 = time.perf_counter()
     tr_lines = split_lines(train["image"], lp.height, lp.max_width, "train lines")
@@ -206,10 +252,23 @@ def train_lines(ctx, dd, vocab, tp, device, out_dir) -> dict:
     def validate(model) -> float:
         return corpus_bleu(recognise(model, vocab, va_lines, device), va_refs)
 
-    model, losses, vcurve, train_s = train_crnn(xs, ys, cfg, tp, tp.steps, ctx.seed, device, "M1 main",
-                                                validate, lp.eval_every)
-    save_checkpoint(out_dir / "main.pt", model, cfg, vocab,
-                    {"train_size": len(train), "steps": tp.steps, "design": "lines"})
+    t0 = time.perf_counter()
+    trained = train_seeds(seeds, tp.workers, xs=xs, ys=ys, cfg=cfg, tp=tp, device=device, validate=validate,
+                          threads=torch.get_num_threads())
+    wall_s = time.perf_counter() - t0
+    per_seed, models = {}, {}
+    for s in seeds:
+        state, losses, vcurve, train_s = trained[s]
+        model = CRNN(cfg)
+        model.load_state_dict(state)
+        model.eval()
+        models[s] = model
+        save_checkpoint(seed_checkpoint(out_dir, s), model, cfg, vocab,
+                        {"train_size": len(train), "steps": tp.steps, "design": "lines", "seed": s})
+        per_seed[s] = {"losses": losses, "validation_curve": vcurve, "train_s": train_s}
+    first = seeds[0]
+    save_checkpoint(out_dir / "main.pt", models[first], cfg, vocab,
+                    {"train_size": len(train), "steps": tp.steps, "design": "lines", "seed": first})
     curve = []
     t0 = time.perf_counter()
     for k, frac in enumerate(tp.curve_fractions):
@@ -217,7 +276,7 @@ def train_lines(ctx, dd, vocab, tp, device, out_dir) -> dict:
         cx, cy, cst = training_pairs(tr_lines[:n], train["latex"][:n], vocab, lp.subframes)
         if not cx:
             raise RuntimeError(f"learning curve: no paired line in the first {n} training images")
-        m, lc, _, _ = train_crnn(cx, cy, cfg, tp, tp.curve_steps, ctx.seed + 1 + k, device, f"curve {frac:g}")
+        m, lc, _, _ = train_crnn(cx, cy, cfg, tp, tp.curve_steps, first + 1 + k, device, f"curve {frac:g}")
         save_checkpoint(out_dir / f"curve_{k}.pt", m, cfg, vocab,
                         {"train_size": n, "fraction": frac, "steps": tp.curve_steps, "design": "lines"})
         curve.append({"fraction": frac, "train_size": n, "lines": cst["lines"],
@@ -225,11 +284,10 @@ def train_lines(ctx, dd, vocab, tp, device, out_dir) -> dict:
     curve_s = time.perf_counter() - t0
     from .model import count_parameters
 
-    return {"design": "lines", "model": model, "losses": losses, "validation_curve": vcurve,
-            "metrics": {"pairs": pairs, "parameters": count_parameters(model),
-                        "validation": {"bleu": vcurve[-1][1], "images": len(va_refs)},
-                        "steps_per_s": tp.steps / max(train_s, 1e-9),
-                        "curve": curve, "seconds": {"lines": prep_s, "train": train_s, "curve": curve_s}}}
+    return {"design": "lines", "model": models[first], "per_seed": per_seed,
+            "metrics": {"pairs": pairs, "parameters": count_parameters(models[first]),
+                        "images_validation": len(va_refs),
+                        "curve": curve, "seconds": {"lines": prep_s, "train_wall": wall_s, "curve": curve_s}}}
 
 
 def train_page(ctx, dd, vocab, tp, device, out_dir) -> dict:
@@ -243,6 +301,12 @@ def train_page(ctx, dd, vocab, tp, device, out_dir) -> dict:
     from .metrics import corpus_bleu
     from .model import count_parameters
 
+    if len(ctx.seeds) > 1:
+        from stages.common.base import ParamsError
+
+        raise ParamsError(f"train.design 'page' trains one model (the design the line design replaced); it "
+                          f"cannot run the {len(ctx.seeds)} verdict seeds {list(ctx.seeds)}: use design 'lines'")
+    seed = ctx.seeds[0]
     train = dd[TRAIN_SPLIT]
     cfg = model_config(len(vocab), tp)
     t0 = time.perf_counter()
@@ -253,7 +317,7 @@ def train_page(ctx, dd, vocab, tp, device, out_dir) -> dict:
     y_val = token_array(val_ds["latex"], vocab, tp.max_len)
     prep_s = time.perf_counter() - t0
     t0 = time.perf_counter()
-    model, losses = train_model(x_train, y_train, cfg, tp, tp.steps, ctx.seed, device, "M1 main")
+    model, losses = train_model(x_train, y_train, cfg, tp, tp.steps, seed, device, "M1 main")
     train_s = time.perf_counter() - t0
     val = teacher_forced(model, x_val, y_val, device)
     from .reader import Reader
@@ -261,21 +325,23 @@ def train_page(ctx, dd, vocab, tp, device, out_dir) -> dict:
     hyp = Reader("page", model, vocab).read([np.asarray(im.convert("L")) for im in val_ds["image"]], device)
     val["bleu"] = corpus_bleu(hyp, list(val_ds["latex"]))
     save_checkpoint(out_dir / "main.pt", model, cfg, vocab,
-                    {"train_size": len(train), "steps": tp.steps, "design": "page"})
+                    {"train_size": len(train), "steps": tp.steps, "design": "page", "seed": seed})
+    save_checkpoint(seed_checkpoint(out_dir, seed), model, cfg, vocab,
+                    {"train_size": len(train), "steps": tp.steps, "design": "page", "seed": seed})
     curve = []
     t0 = time.perf_counter()
     for k, frac in enumerate(tp.curve_fractions):
         n = max(tp.batch_size, int(round(frac * len(train))))
-        m, lc = train_model(x_train[:n], y_train[:n], cfg, tp, tp.curve_steps, ctx.seed + 1 + k,
+        m, lc = train_model(x_train[:n], y_train[:n], cfg, tp, tp.curve_steps, seed + 1 + k,
                             device, f"curve {frac:g}")
         save_checkpoint(out_dir / f"curve_{k}.pt", m, cfg, vocab,
                         {"train_size": n, "fraction": frac, "steps": tp.curve_steps, "design": "page"})
         curve.append({"fraction": frac, "train_size": n, "final_loss": float(np.mean(lc[-20:])),
                       "val": teacher_forced(m, x_val, y_val, device)})
     curve_s = time.perf_counter() - t0
-    return {"design": "page", "model": model, "losses": losses, "validation_curve": [(tp.steps, val["bleu"])],
+    return {"design": "page", "model": model,
+            "per_seed": {seed: {"losses": losses, "validation_curve": [(tp.steps, val["bleu"])], "train_s": train_s}},
             "metrics": {"parameters": count_parameters(model), "validation": val,
-                        "steps_per_s": tp.steps / max(train_s, 1e-9),
                         "truncated_labels": int((y_train[:, -1] != 0).sum()),
                         "curve": curve, "seconds": {"images": prep_s, "train": train_s, "curve": curve_s}}}
 
@@ -291,6 +357,7 @@ def main() -> None:
         from stages.common.device import limit_threads, select_device
         from stages.common.io import write_json, write_text
         from stages.common.plots import new_figure, save_png, write_csv
+        from stages.common.seeds import per_seed_metrics
 
         from ..tokenizer import Vocab
 
@@ -306,26 +373,40 @@ def main() -> None:
         res = (train_lines if tp.design == "lines" else train_page)(ctx, dd, vocab, tp, device, out_dir)
         write_text(out_dir / "vocab.json", json.dumps(vocab.tokens, indent=0) + "\n")
         save_mlflow_model(out_dir / "mlflow_model", out_dir / "main.pt")
-        losses, vcurve = res["losses"], res["validation_curve"]
-        metrics = {"design": res["design"], "train_size": len(train), "vocab_size": len(vocab), "steps": tp.steps,
-                   "threads": threads, "device": str(device), "final_loss": float(np.mean(losses[-20:])),
-                   "validation_curve": [{"step": s, "bleu": b} for s, b in vcurve], **res["metrics"]}
+        per = res["per_seed"]
+        seeds = list(per)
+        results = {s: {"final_loss": float(np.mean(v["losses"][-20:])),
+                       "validation_bleu": v["validation_curve"][-1][1],
+                       "steps_per_s": tp.steps / max(v["train_s"], 1e-9),
+                       "validation_curve": [{"step": st, "bleu": b} for st, b in v["validation_curve"]]}
+                   for s, v in per.items()}
+        metrics = per_seed_metrics(results, design=res["design"], train_size=len(train), vocab_size=len(vocab),
+                                   steps=tp.steps, threads=threads, workers=tp.workers, device=str(device),
+                                   **res["metrics"])
         write_json(ctx.path(METRICS), metrics)
-        write_csv(ctx.path(CSV_VAL_CURVE), metrics["validation_curve"])
+        write_csv(ctx.path(CSV_VAL_CURVE), [{"seed": s, **row} for s in seeds for row in results[s]["validation_curve"]])
         fig, ax = new_figure(figsize=(5.5, 3.6))
-        ax.plot([s for s, _ in vcurve], [b for _, b in vcurve], "o-", label="M1 greedy")
+        for s in seeds:
+            vc = per[s]["validation_curve"]
+            ax.plot([st for st, _ in vc], [b for _, b in vc], "o-", ms=3, label=f"seed {s}")
         ax.set_xlabel("training steps")
         ax.set_ylabel(f"BLEU, first {tp.lines.eval_images} validation images")
         ax.set_ylim(0, 100)
-        ax.set_title(f"M1 validation curve ({res['design']} design, {tp.steps} steps)", fontsize=10)
+        ax.set_title(f"M1 validation curve ({res['design']} design, {tp.steps} steps, one line a verdict seed)",
+                     fontsize=9)
         ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=7)
         save_png(fig, ctx.path(PLOT_VAL_CURVE))
-        ctx.run.log_curve("train.loss", losses)
-        ctx.run.log_curve("validation.bleu", [b for _, b in vcurve], [s for s, _ in vcurve])
-        ctx.run.log_model(out_dir / "mlflow_model", "m1", params={"train_size": len(train), "steps": tp.steps})
-        print(f"  M1 ({res['design']}): {metrics['parameters']} parameters, {tp.steps} steps at "
-              f"{metrics['steps_per_s']:.2f} steps/s (wall clock); validation BLEU "
-              + ", ".join(f"{s}: {b:.1f}" for s, b in vcurve))
+        for s in seeds:
+            ctx.run.log_curve(f"train.loss.seed{s}", per[s]["losses"])
+            vc = per[s]["validation_curve"]
+            ctx.run.log_curve(f"validation.bleu.seed{s}", [b for _, b in vc], [st for st, _ in vc])
+        ctx.run.log_model(out_dir / "mlflow_model", "m1", params={"train_size": len(train), "steps": tp.steps,
+                                                                   "seed": seeds[0]})
+        for s in seeds:
+            print(f"  M1 seed {s} ({res['design']}): {tp.steps} steps at {results[s]['steps_per_s']:.2f} steps/s; "
+                  "validation BLEU " + ", ".join(f"{st}: {b:.1f}" for st, b in per[s]["validation_curve"]))
+        print(f"  {metrics['parameters']} parameters; {len(seeds)} seeds on {tp.workers} processes")
 
 
 if __name__ == "__main__":

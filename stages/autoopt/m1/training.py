@@ -20,6 +20,11 @@ def images_array(ds, height: int, width: int, desc: str = "images"):
     return out
 
 
+def seed_checkpoint(out_dir, seed: int):
+    """The checkpoint of verdict seed ``seed``'s main M1 (a pathlib.Path under ``out_dir``)."""
+    return out_dir / f"seed_{seed}.pt"
+
+
 def lr_at(step: int, steps: int, warmup: int, peak: float) -> float:
     import math
 

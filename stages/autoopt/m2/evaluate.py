@@ -6,13 +6,15 @@ on two LaTeX sources -- the dataset's ground truth and M1's own predictions
 ``translators``
 
 * ``rules``: the rule-based translator (:mod:`.rules`: a lark parser + Pyomo emitter);
-* ``seq2seq``: the learned model (:mod:`.seq2seq`, checkpoint data/autoopt/m2/seq2seq.pt,
-  greedy decoding)
+* ``seq2seq``: the learned model (:mod:`.seq2seq`, the verdict seed's checkpoint
+  data/autoopt/m2/seq2seq_<seed>.pt, greedy decoding; not in the default profile)
 
 writes a script per row; every script runs in the sandbox (:mod:`.sandbox`: separate worker
 processes, a time and a memory limit) against the row's reference script ("compare" task:
-``points`` random points of the reference's box, seeded from ``common.seed`` and the row id,
+``points`` random points of the reference's box, seeded from the verdict seed and the row id,
 the same points for every translator and source), and :mod:`.equivalence` judges the two models.
+Every verdict seed (``common.seeds``) runs it all with its own M1's predictions and its own
+points; ``per_seed`` holds each seed's figures, the top level their means.
 
 Per translator, source and split: the shares of rows translated (a script came out), executed
 (the script ran without raising: stages ok / no_build_model / not_a_model / task_error), built a
@@ -22,7 +24,8 @@ its default 13a tokenizer, on the script text) and CER (character Levenshtein di
 length, on the exact text) against the reference script with its docstring line removed from
 both (it holds tags the LaTeX does not show); the equivalent rate per problem type; and the
 end-to-end loss, equivalent rate on the ground truth minus on M1's LaTeX.
-M2's must claim in claims.yaml reads ``m2.rules.ground_truth.printed.equivalent_rate``.
+The rule-based translator on the true LaTeX is checked by tests (tests/autoopt/test_m2_rules.py;
+its ledger claims were retired in issue 40: it reads the grammar that wrote the LaTeX).
 
 Identical (script, reference, points) jobs are run once (a translator often writes the same
 script from the ground truth and from a correct M1 prediction).
@@ -63,8 +66,9 @@ def row_seed(seed: int, row_id: str) -> int:
     return zlib.crc32(f"{seed}:{row_id}".encode())
 
 
-def load_m1_predictions(path: Path, ids_by_split: dict[str, list[str]]) -> dict[str, list[str]]:
-    """M1's LaTeX per split, in the dataset's row order (every row needs a prediction)."""
+def load_m1_predictions(path: Path, ids_by_split: dict[str, list[str]], seed: int) -> dict[str, list[str]]:
+    """The M1 of verdict seed ``seed``: its LaTeX per split, in the dataset's row order (every row
+    needs a prediction). The file holds ``{"seeds": [...], "per_seed": {"<seed>": {split: [...]}}}``."""
     import json
 
     if not path.exists():
@@ -74,6 +78,12 @@ def load_m1_predictions(path: Path, ids_by_split: dict[str, list[str]]) -> dict[
         data = json.loads(path.read_text())
     except json.JSONDecodeError as err:
         raise InputError(f"{path}: not JSON ({err})") from None
+    per = data.get("per_seed") if isinstance(data, dict) else None
+    if not isinstance(per, dict) or str(seed) not in per:
+        raise InputError(f"{path}: no predictions of verdict seed {seed} (seeds there: "
+                         f"{sorted(per) if isinstance(per, dict) else None}); re-run autoopt-m1-evaluate "
+                         f"with the same common.seeds")
+    data = per[str(seed)]
     out = {}
     for name, ids in ids_by_split.items():
         entries = data.get(name) if isinstance(data, dict) else None
@@ -270,6 +280,7 @@ def main() -> None:
         from stages.common.device import limit_threads, select_device
         from stages.common.io import write_json
         from stages.common.plots import write_csv
+        from stages.common.seeds import per_seed_metrics
 
         from .rules import translate_many
 
@@ -289,25 +300,38 @@ def main() -> None:
                 ds = ds.select(range(k)).select_columns(["id", "latex", "pyomo", "tags"])
                 splits[name] = {"id": list(ds["id"]), "latex": list(ds["latex"]), "pyomo": list(ds["pyomo"]),
                                 "type": [t["type"] for t in ds["tags"]]}
-            m1 = load_m1_predictions(ctx.path(M1_PREDICTIONS), {s: r["id"] for s, r in splits.items()})
-            translators: dict[str, Translator] = {}
-            for tname in p.translators:
-                if tname == "rules":
-                    translators[tname] = translate_many
-                else:
-                    translators[tname] = seq2seq_translator(ctx.path(M2_MODEL_DIR) / "seq2seq.pt",
-                                                            select_device(ctx.common.device))
+            seeds = list(ctx.seeds)
+            m1 = {s_: load_m1_predictions(ctx.path(M1_PREDICTIONS), {s: r["id"] for s, r in splits.items()}, s_)
+                  for s_ in seeds}
+            from .seq2seq import seq2seq_checkpoint
+
+            translators_of: dict[int, dict[str, Translator]] = {}
+            for s_ in seeds:
+                translators_of[s_] = {}
+                for tname in p.translators:
+                    if tname == "rules":
+                        translators_of[s_][tname] = translate_many
+                    else:
+                        translators_of[s_][tname] = seq2seq_translator(
+                            seq2seq_checkpoint(ctx.path(M2_MODEL_DIR), s_), select_device(ctx.common.device))
         except InputError as err:
             from stages.common.runtime.stage import fail
 
             fail(str(err))
-        metrics, examples, csv_rows = evaluate(splits, m1, translators, p, ctx.seed)
+        # every verdict seed: its M1's LaTeX, and its own compare points (row_seed) for every source
+        per_seed, examples, csv_rows = {}, {}, []
+        for s_ in seeds:
+            per_seed[s_], ex, rows = evaluate(splits, m1[s_], translators_of[s_], p, s_)
+            examples = examples or ex
+            csv_rows += [{"seed": s_, **r} for r in rows]
+            print(f"  seed {s_} done", flush=True)
+        metrics = per_seed_metrics(per_seed)
         write_json(ctx.path(M2_METRICS), metrics)
         write_json(ctx.path(M2_EXAMPLES), examples)
         write_csv(ctx.path(CSV_M2), csv_rows)
         plot(metrics, ctx.path(PLOT_M2))
         for r in csv_rows:
-            print(f"  {r['translator']:8s} {r['source']:12s} {r['split']:11s} equivalent {r['equivalent_rate']:.3f} "
+            print(f"  seed {r['seed']} {r['translator']:8s} {r['source']:12s} {r['split']:11s} equivalent {r['equivalent_rate']:.3f} "
                   f"builds {r['builds_rate']:.3f} BLEU {r['bleu']:.1f} CER {r['cer']:.3f}")
         print("  seconds: " + ", ".join(f"{k} {v:.1f}" for k, v in metrics["seconds"].items()))
 

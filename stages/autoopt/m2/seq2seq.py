@@ -436,3 +436,8 @@ def load_checkpoint(path, device="cpu") -> tuple[M2, M2Vocab]:
     model.eval()
     return model, M2Vocab(Vocab(list(blob["src_vocab"])), Vocab(list(blob["tgt_vocab"])),
                           tuple((str(a), str(b)) for a, b in blob["merges"]))
+
+
+def seq2seq_checkpoint(out_dir, seed: int):
+    """The learned translator of verdict seed ``seed`` (a pathlib.Path under ``out_dir``)."""
+    return out_dir / f"seq2seq_{seed}.pt"
