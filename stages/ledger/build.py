@@ -11,9 +11,13 @@ stages/common/claims.py. (A study's section is not ``reports/<study>/claims.md``
 depends on ``reports/<study>``, and an out inside its own dep would make it stale after every run.)
 
 Besides the studies' claims and reports it reads two files of its own: ``papers.yaml`` (each
-study's paper title, seed file and position) and ``runs.json`` (the MLflow runs that made the
-committed outputs, and their compute time: written outside DVC by ``python -m
-stages.ledger.runs``, see there).
+study's paper: title, venue, arXiv or OpenReview id) and ``runs.json`` (which stage wrote each
+study's metrics file, its md5 in dvc.lock, the MLflow runs that made the committed outputs and
+why a stage has none, and their compute time: written outside DVC by ``python -m
+stages.ledger.runs``, see there). Each row of claims.json gets ``computed_by`` (that stage, the
+md5, its run id, or why it has none; ``stale`` when the metrics file read here is not the one
+runs.json recorded). The MLflow store itself is never read here: whether this checkout holds the
+runs depends on the machine, and the outputs must not (see page.store_note).
 
 It also refreshes the table of studies in README.md, between the markers
 ``<!-- studies:start -->`` and ``<!-- studies:end -->`` (study, paper, must claims held,
@@ -59,16 +63,38 @@ def load_runs(path: Path = RUNS) -> dict:
     return json.loads(path.read_text()) if path.exists() else {}
 
 
+def paper_markdown(o: dict) -> str:
+    """An overview row's paper: title (venue, a link to its arXiv or OpenReview page, or
+    "no arXiv id")."""
+    link = f"[{o['link']['label']}]({o['link']['href']})" if o["link"] else "no arXiv id"
+    return f"{o['title']} ({o['venue'] + ', ' if o['venue'] else ''}{link})"
+
+
 def overview_markdown(rows: list[dict], papers: dict, runs: dict) -> list[str]:
     """The page's overview as a Markdown table (first in claims.md)."""
     from .page import compute_text, overview
 
-    lines = ["| study | paper (seed file, position) | must held | should held | fidelity | default compute |",
+    lines = ["| study | paper (venue, link) | must held | should held | fidelity | default compute |",
              "|---|---|---|---|---|---|"]
     for o in overview(rows, papers, runs):
-        cells = [f"[{o['study']}](../stages/{o['study']}/README.md)", f"{o['title']} ({o['seed']})",
+        cells = [f"[{o['study']}](../stages/{o['study']}/README.md)", paper_markdown(o),
                  o["must"], o["should"], o["fidelity"], compute_text(o["compute_s"])]
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    return lines
+
+
+def runs_markdown(rows: list[dict], runs: dict, profile: str, md5_now: dict | None = None) -> list[str]:
+    """claims.md's "Runs" section: where the run ids are, then per study what computed its
+    claims and the runs of the stages upstream (or why a stage has none)."""
+    from .page import provenance, provenance_text, store_note
+
+    lines = [store_note(runs, profile), "",
+             "| study | claims computed by | stages upstream |", "|---|---|---|"]
+    for study in sorted({r["study"] for r in rows}):
+        pv = provenance(study, runs, profile, (md5_now or {}).get(study))
+        up = "; ".join(f"{u['stage']} {u['run_id']}" if u["run_id"] else f"{u['stage']}: no run ({u['why']})"
+                       for u in (pv or {}).get("upstream", [])) or "—"
+        lines.append(_md([study, provenance_text(pv), up]))
     return lines
 
 
@@ -110,7 +136,8 @@ def _md(cells: list[str]) -> str:
     return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
 
 
-def to_markdown(rows: list[dict], profile: str, papers: dict | None = None, runs: dict | None = None) -> str:
+def to_markdown(rows: list[dict], profile: str, papers: dict | None = None, runs: dict | None = None,
+                md5_now: dict | None = None) -> str:
     lines = [
         "# Claims ledger", "",
         f"Profile `{profile}`. Every measured figure comes from this repository's pipeline "
@@ -125,6 +152,7 @@ def to_markdown(rows: list[dict], profile: str, papers: dict | None = None, runs
     notes = notes_lines(rows)
     if notes:
         lines += ["", "## Notes", "", *notes]
+    lines += ["", "## Runs", "", *runs_markdown(rows, runs or {}, profile, md5_now)]
     return "\n".join(lines) + "\n"
 
 
@@ -169,14 +197,17 @@ def studies_table(rows: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def study_markdown(study: str, rows: list[dict], profile: str) -> str:
+def study_markdown(study: str, rows: list[dict], profile: str, computed_by: str = "") -> str:
     """One study's section of the ledger (``reports/claims/<study>.md``): its claims with their
     verdicts, then each claim of the contract v2 with every seed's figure, its control, its
     registration and revisions. A study's README links here instead of typing results."""
     lines = [f"# {study}: claims ledger", "",
              f"Profile `{profile}`, written by the ledger stage (`dvc repro`) from "
              f"`stages/{study}/claims.yaml` and the study's metrics; do not edit.", "",
-             f"Paper: {rows[0]['source']}", "", *totals_markdown(rows), "",
+             f"Paper: {rows[0]['source']}", "",
+             *([f"Computed by: {computed_by} (stages/ledger/runs.json; the run is in the MLflow store of "
+                "the machine that ran it, not in git)", ""] if computed_by else []),
+             *totals_markdown(rows), "",
              "| claim | level | paper figure | measured | seeds | check | verdict | fidelity |",
              "|---|---|---|---|---|---|---|---|", *(_md(_row_cells(r)) for r in rows)]
     for r in rows:
@@ -237,6 +268,38 @@ def refresh_readme(path: Path, table: str) -> bool:
     return True
 
 
+def metrics_md5(root: Path, runs: dict, profile: str) -> dict[str, str]:
+    """{study: md5 of the metrics file its claims read, as DVC hashes it} for every study runs.json
+    names one for: the file under reports/<study>/ (a dep of this stage) or the folder that
+    dvc.lock records it by."""
+    from stages.common.io import dvc_md5
+
+    from .page import _profile_of
+
+    out = {}
+    for study in runs.get(profile, runs.get("default", {})).get("studies", {}):
+        c = runs.get(_profile_of(study, runs, profile), {}).get("studies", {}).get(study, {}).get("claims") or {}
+        path = root / (c.get("lock_path") or c.get("metrics") or "")
+        if c.get("metrics") and path.exists():
+            out[study] = dvc_md5(path)
+    return out
+
+
+def add_computed_by(rows: list[dict], runs: dict, profile: str, md5_now: dict[str, str]) -> None:
+    """Each row's ``computed_by``: the stage that wrote the metrics file it reads, that file's
+    md5 in the stage's dvc.lock entry, the stage's MLflow run id (None, with ``no_run``, where it
+    has none) and ``stale``; None where runs.json has no record of the study."""
+    from .page import provenance
+
+    for r in rows:
+        pv = provenance(r["study"], runs, profile, md5_now.get(r["study"]))
+        r["computed_by"] = None if pv is None else {
+            "metrics": pv["metrics"], "stage": pv["stage"], "dvc_lock": {"path": pv["lock_path"], "md5": pv["md5"]},
+            "run_id": pv["run"]["run_id"], "host": pv["run"]["host"] or None, "day": pv["run"]["day"] or None,
+            "no_run": pv["run"]["why"] or None, "upstream_runs": {u["stage"]: u["run_id"] for u in pv["upstream"]},
+            "stale": pv["stale"]}
+
+
 def make_thumbs(root: Path, studies: list[str]) -> dict[str, list[dict]]:
     """A WebP thumbnail (at most page.THUMB_W px wide) of every PNG under reports/<study>/, in
     reports/ledger/thumbs/<study>/; {study: [{name, thumb, full, w, h}]}, paths relative to
@@ -278,18 +341,23 @@ def main() -> None:
 
         rows = collect(ctx.root, profile, ctx.seeds)
         papers, runs = load_papers(), load_runs()
+        md5_now = metrics_md5(ctx.root, runs, profile)
+        add_computed_by(rows, runs, profile, md5_now)
         write_json(ctx.path(CLAIMS_JSON), rows)
-        write_text(ctx.path(CLAIMS_MD), to_markdown(rows, profile, papers, runs))
+        write_text(ctx.path(CLAIMS_MD), to_markdown(rows, profile, papers, runs, md5_now))
         studies = sorted({r["study"] for r in rows})
+        from .page import provenance, provenance_text
+
         for study in studies:
+            by = provenance_text(provenance(study, runs, profile, md5_now.get(study)))
             write_text(ctx.path(STUDY_MD.format(study=study)),
-                       study_markdown(study, [r for r in rows if r["study"] == study], profile))
+                       study_markdown(study, [r for r in rows if r["study"] == study], profile, by))
         stale = [p for p in ctx.path(STUDY_MD.format(study="x")).parent.glob("*.md") if p.stem not in studies]
         for p in stale:                     # a study that was removed
             p.unlink()
         plots = make_thumbs(ctx.root, studies)
         print(f"  {sum(map(len, plots.values()))} plot thumbnails in {THUMBS}", flush=True)
-        page = to_html(rows, profile, ctx.params.build.title, papers, runs, plots)
+        page = to_html(rows, profile, ctx.params.build.title, papers, runs, plots, md5_now)
         write_text(ctx.path(INDEX_HTML), page)
         print(f"  {INDEX_HTML}: {len(page.encode()) / 1e6:.2f} MB", flush=True)
         if refresh_readme(ctx.path(README), studies_table(rows)):

@@ -2,11 +2,19 @@
 
 Layout, top to bottom: the totals; the changes since the last committed ledger (see below); the
 filters; the overview (one row per study, coloured by its worst must verdict: its paper's title,
-seed file and position, must and should claims held out of all, fidelity labels, default-profile
-compute time, links to its section and its README); then one section per study: its claims
-(statement first, a strip of the per-seed values, the paper's figure, where, note, context and
-the claims contract's figures folded in a ``<details>``), its plots, and the MLflow runs that
-made them.
+venue and a link to its arXiv (or OpenReview) page, from papers.yaml, must and should claims held
+out of all, fidelity labels, default-profile compute time, links to its section and its README);
+then one section per study: its claims (statement first, a strip of the per-seed values, the
+paper's figure, where, note, context, what computed it and the claims contract's figures folded
+in a ``<details>``), its plots, and the MLflow runs that made them.
+
+Provenance (stages/ledger/runs.json, see runs.py): each claim names the stage that wrote the
+metrics file it reads, that file's md5 in the stage's dvc.lock entry and the stage's MLflow run
+id; each study lists the runs of all its stages and, for a stage without one, why. The run ids
+live in the MLflow store of the machine that ran them (mlruns.db, git-ignored): the page says so
+in the same words on every machine (:func:`store_note`), since the committed page must be
+byte-identical wherever it is built; whether this checkout's store holds them is said at run
+time by ``python -m stages.ledger.runs --check``, never written into the page.
 
 Totals (docs/VERDICTS.md, section 5): the must claims of contract v2 (judged on several
 seeds) counted per verdict, and their **decisive share**, (holds + fails) / musts, retired claims
@@ -103,9 +111,22 @@ def worst_verdict(rows: list[dict]) -> str:
     return "retired"
 
 
+ARXIV_URL, OPENREVIEW_URL = "https://arxiv.org/abs/{}", "https://openreview.net/forum?id={}"
+
+
+def paper_link(p: dict | None) -> dict | None:
+    """{href, label} of a papers.yaml entry's arXiv id, else its OpenReview id; None for neither
+    (the page says "no arXiv id"). A link is an ``<a href>``: the page loads nothing from it."""
+    if p and p.get("arxiv"):
+        return {"href": ARXIV_URL.format(p["arxiv"]), "label": f"arXiv {p['arxiv']}"}
+    if p and p.get("openreview"):
+        return {"href": OPENREVIEW_URL.format(p["openreview"]), "label": f"OpenReview {p['openreview']}"}
+    return None
+
+
 def overview(rows: list[dict], papers: dict, runs: dict) -> list[dict]:
-    """One dict per study: the overview's cells as plain values (the Markdown table uses them too)."""
-    seeds = papers.get("seeds", {})
+    """One dict per study: the overview's cells as plain values (the Markdown table uses them too).
+    A study missing from papers.yaml shows its claims.yaml `paper:` line, no venue and no link."""
     out = []
     for study in sorted({r["study"] for r in rows}):
         mine = [r for r in rows if r["study"] == study]
@@ -115,7 +136,8 @@ def overview(rows: list[dict], papers: dict, runs: dict) -> list[dict]:
         out.append({
             "study": study,
             "title": p["title"] if p else mine[0]["source"],
-            "seed": f"{seeds.get(p['seed'], p['seed'])}, #{p['position']}" if p else "—",
+            "venue": p.get("venue", "") if p else "",
+            "link": paper_link(p),
             "must": held_text(mine, "must"), "should": held_text(mine, "should"),
             "fidelity": ", ".join(sorted({r["fidelity"] for r in mine})),
             "compute_s": rec["compute_s"] if rec and rec["stages"] else None,
@@ -288,8 +310,9 @@ def _revisions(r: dict) -> list[dict]:
             for v in (r.get("revisions") or []) if isinstance(v, dict)]
 
 
-def claim_view(r: dict) -> dict:
-    """A row's cells as plain strings and numbers (what templates/claims.html.j2 reads)."""
+def claim_view(r: dict, pv: dict | None = None) -> dict:
+    """A row's cells as plain strings and numbers (what templates/claims.html.j2 reads); ``pv``:
+    what computed it (:func:`provenance`), shown first in its details."""
     v = verdict_of(r)
     ctl = r.get("control") if isinstance(r.get("control"), dict) else None
     return {"study": r["study"], "id": r["id"], "statement": r["statement"], "level": r["level"],
@@ -302,31 +325,118 @@ def claim_view(r: dict) -> dict:
                 "cls": css_class(str(ctl.get("verdict", ""))),
                 "summary": f"control {ctl.get('metric', '—')}: {ctl.get('verdict', '—')}, mean and 90 % "
                            f"interval {_iv_text(ctl.get('mean'), ctl.get('interval'))}"},
-            "details": _details(r), "revisions": _revisions(r)}
+            "details": [("computed by", provenance_text(pv)), *_details(r)], "revisions": _revisions(r)}
+
+
+def _profile_of(study: str, runs: dict, profile: str) -> str:
+    """The profile whose record names ``study``'s runs: the page's own, else the default's."""
+    return profile if study in runs.get(profile, {}).get("studies", {}) else "default"
+
+
+def _no_run(rec: dict) -> dict[str, str]:
+    """{stage: why it has no run} of a study's record (a record older than ``no_run`` listed
+    ``missing`` stages without a reason)."""
+    return dict(rec.get("no_run") or {m: "no run recorded, no reason given" for m in rec.get("missing", [])})
+
+
+def store_note(runs: dict, profile: str) -> str:
+    """The plain statement, at the run ids, of where the store that holds them is. The same on
+    every machine (the committed page must not depend on the one that builds it): whether this
+    checkout's store holds them is said at run time by ``python -m stages.ledger.runs --check``."""
+    rec = runs.get(profile) or runs.get("default") or {}
+    store = rec.get("store") or {}
+    hosts = ", ".join(store.get("hosts") or []) or "not recorded"
+    days = sorted(store.get("days") or [])
+    when = (days[0] if len(days) == 1 else f"{days[0]} to {days[-1]}") if days else "day not recorded"
+    commit = (rec.get("commit") or "")[:10] or "unknown"
+    return (f"These run ids name runs in the MLflow store of the machine that ran them (host {hosts}, "
+            f"{when}; recorded in stages/ledger/runs.json at commit {commit}). That store (mlruns.db) "
+            "is not in git: a clone has no copy of it, and the ids point nowhere there. "
+            "`python -m stages.ledger.runs --check` says whether this checkout's store holds them; "
+            "run `dvc repro` to make your own, or point MLFLOW_TRACKING_URI at a shared server.")
+
+
+def _run_of(name: str, runs: dict, profile: str) -> dict | None:
+    for s in runs.get(profile, {}).get("studies", {}).values():
+        if name in s.get("stages", {}):
+            return s["stages"][name]
+    return None
+
+
+def _why_no_run(name: str, runs: dict, profile: str) -> str:
+    for s in runs.get(profile, {}).get("studies", {}).values():
+        if name in _no_run(s):
+            return _no_run(s)[name]
+    return "not in stages/ledger/runs.json (run `python -m stages.ledger.runs`)"
+
+
+def provenance(study: str, runs: dict, profile: str, md5_now: str | None = None) -> dict | None:
+    """What computed a study's claims, from runs.json: the metrics file they read, the stage that
+    wrote it and that file's md5 in the stage's dvc.lock entry, the stage's MLflow run (or why it
+    has none), and every stage upstream of it with its run; ``stale`` when ``md5_now`` (the
+    file as the ledger read it) differs from that md5 (runs.json predates the file). None when
+    runs.json has no record of it."""
+    prof = _profile_of(study, runs, profile)
+    c = runs.get(prof, {}).get("studies", {}).get(study, {}).get("claims")
+    if not c or not c.get("stage"):
+        return None
+
+    def one(name: str) -> dict:
+        r = _run_of(name, runs, prof)
+        return ({"stage": name, "run_id": r["run_id"], "host": r.get("host", "unknown"),
+                 "day": r.get("day", "unknown"), "exact": r.get("exact", True), "why": ""} if r else
+                {"stage": name, "run_id": None, "host": "", "day": "", "exact": False,
+                 "why": _why_no_run(name, runs, prof)})
+
+    return {"profile": prof, "metrics": c["metrics"], "stage": c["stage"], "md5": c.get("md5", ""),
+            "lock_path": c.get("lock_path") or c["metrics"], "run": one(c["stage"]),
+            "upstream": [one(n) for n in c.get("computed_by", []) if n != c["stage"]],
+            "stale": bool(md5_now and c.get("md5") and md5_now != c["md5"]), "md5_now": md5_now or ""}
+
+
+def provenance_text(pv: dict | None) -> str:
+    """A claim's "computed by", as one line of text (the page's details, claims.md)."""
+    if pv is None:
+        return "not recorded: stages/ledger/runs.json has no record of this study's metrics file"
+    r = pv["run"]
+    run = (f"MLflow run {r['run_id']} (host {r['host']}, {r['day']})" if r["run_id"]
+           else f"no MLflow run: {r['why']}")
+    text = f"stage {pv['stage']} (dvc.lock: {pv['lock_path']} md5 {pv['md5'] or 'none'}), {run}"
+    if pv["stale"]:
+        text += (f"; STALE: the metrics file the ledger read has md5 {pv['md5_now']}, not the one "
+                 "runs.json recorded (run `python -m stages.ledger.runs`)")
+    return text
 
 
 def _runs_view(study: str, runs: dict, profile: str) -> dict | None:
-    """The MLflow runs behind a study's outputs, or None when none are recorded."""
-    rec_profile = profile if study in runs.get(profile, {}).get("studies", {}) else "default"
+    """The MLflow runs behind a study's outputs, and the stages without one (each with why), or
+    None when runs.json has no record of the study."""
+    rec_profile = _profile_of(study, runs, profile)
     rec = runs.get(rec_profile, {}).get("studies", {}).get(study)
-    if not rec or not rec["stages"]:
+    if not rec or not (rec["stages"] or _no_run(rec)):
         return None
     return {"profile": rec_profile, "commit": runs[rec_profile].get("commit", "")[:10],
-            "stages": [{"name": n, **r} for n, r in sorted(rec["stages"].items())], "missing": rec["missing"]}
+            "stages": [{"name": n, **r} for n, r in sorted(rec["stages"].items())],
+            "no_run": sorted(_no_run(rec).items())}
 
 
 def to_html(rows: list[dict], profile: str, title: str, papers: dict, runs: dict,
-            plots: dict[str, list[dict]]) -> str:
-    """The page; ``plots[study]`` lists {name, thumb, full, w, h} with paths relative to it."""
+            plots: dict[str, list[dict]], md5_now: dict[str, str] | None = None) -> str:
+    """The page; ``plots[study]`` lists {name, thumb, full, w, h} with paths relative to it;
+    ``md5_now[study]``: the md5 of the metrics file the ledger read (to flag a stale runs.json)."""
     ov = overview(rows, papers, runs)
-    studies = [{**o, "worst_cls": css_class(o["worst"]),
-                "source": next(r["source"] for r in rows if r["study"] == o["study"]),
-                "claims": [claim_view(r) for r in rows if r["study"] == o["study"]],
-                "plots": plots.get(o["study"], []), "runs": _runs_view(o["study"], runs, profile)}
-               for o in ov]
+    studies = []
+    for o in ov:
+        pv = provenance(o["study"], runs, profile, (md5_now or {}).get(o["study"]))
+        studies.append({**o, "worst_cls": css_class(o["worst"]),
+                        "source": next(r["source"] for r in rows if r["study"] == o["study"]),
+                        "claims": [claim_view(r, pv) for r in rows if r["study"] == o["study"]],
+                        "plots": plots.get(o["study"], []), "runs": _runs_view(o["study"], runs, profile),
+                        "provenance": pv})
     verdicts = [(css_class(v), v) for v in VERDICTS]
     return _render("index.html.j2", title=title, profile=profile, totals=_total_groups(rows, ov),
-                   verdicts=verdicts, not_failing=[css_class(v) for v in NOT_FAILING], studies=studies)
+                   verdicts=verdicts, not_failing=[css_class(v) for v in NOT_FAILING], studies=studies,
+                   store_note=store_note(runs, profile))
 
 
 def diff_page(payload: dict) -> str:

@@ -62,3 +62,17 @@ def test_a_seed_ignoring_claim_is_flagged():
              fidelity="faithful", registered="2026-12-06")]})
     (row,) = evaluate(cf, {"per_seed": {"0": {"x": 1.0}, "1": {"x": 1.0}}}, [0, 1])
     assert row["constant"] is True
+
+
+def test_a_floor_said_so_is_not_flagged():
+    """A seed-dependent figure at a floor on every seed (no success on any) says why: constant_why."""
+    from stages.common.claims import ClaimsFileV2, evaluate
+
+    claim = dict(id="c", statement="s", paper="p", where="w", metric="x", op=">=", threshold=0.9, level="should",
+                 fidelity="faithful", registered="2026-12-06")
+    metrics = {"per_seed": {"0": {"x": 0.0}, "1": {"x": 0.0}}}
+    for why, flagged in (("", True), ("no success on any seed: a floor", False)):
+        cf = ClaimsFileV2.model_validate({"study": "s", "paper": "P", "metrics": "m.json", "contract": 2,
+                                          "claims": [{**claim, "constant_why": why}]})
+        (row,) = evaluate(cf, metrics, [0, 1])
+        assert row["constant"] is flagged and row["verdict"] == "fails"
