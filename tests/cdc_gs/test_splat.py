@@ -11,6 +11,8 @@ import torch
 
 from stages.cdc_gs import splat
 
+from tests.helpers import bit_exact_batching
+
 
 def one(mu=(10.0, 12.0), s=(2.0, 2.0), theta=0.0, o=0.7, c=0.8):
     logit = math.log(o / (1 - o))
@@ -137,6 +139,7 @@ def test_same_seed_same_start_and_same_fit():
     np.testing.assert_allclose(splat.render_export(b.export())[..., 0], b.render().detach().numpy()[0, ..., 0], atol=1e-6)
 
 
+@bit_exact_batching
 def test_a_batch_gives_each_fit_exactly_as_alone():
     """Fits in lockstep (a leading fit dimension: seeds, policies and maps mixed) end bit for bit
     where each ends alone: per-slice sums and per-slice draws (an odd image side and count, so the

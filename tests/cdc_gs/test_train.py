@@ -11,6 +11,8 @@ from stages.cdc_gs.arms import ARMS, jobs
 from stages.cdc_gs.train import fit_arms, fit_seed
 from stages.common.runtime.params import load_study
 
+from tests.helpers import bit_exact_batching
+
 
 @pytest.fixture
 def small(real_params):
@@ -21,6 +23,7 @@ def small(real_params):
     return [rng.random((12, 12)).astype(np.float32) for _ in range(2)], p.prepare, tr
 
 
+@bit_exact_batching
 def test_a_seed_in_a_batch_of_seeds_is_the_seed_alone(small):
     imgs, prep, tr = small
     together = fit_arms(imgs, prep, tr.model_copy(update={"fit_batch": 8}), [0, 1])

@@ -7,6 +7,8 @@ import torch
 
 from stages.diff_purify import core
 
+from tests.helpers import bit_exact_batching
+
 
 def linear_logits(w):
     """Two classes, logits (0, w.x): cross-entropy of class 0 grows with w.x."""
@@ -152,6 +154,7 @@ def test_the_blind_prior_leaves_only_the_purifiers_injected_noise():
     assert float((got - x).abs().mean()) > 0.05          # it does move the input
 
 
+@bit_exact_batching
 def test_batched_training_gives_each_model_its_training_alone():
     """train_classifiers / train_scores (a model dimension) against train_classifier / train_score
     one model at a time: the same weights and losses bit for bit, each model with its own data,
