@@ -27,6 +27,7 @@ CHILD = r'''
 import sys, tempfile, time
 from pathlib import Path
 import mlflow.pyfunc
+import numpy as np
 from stages.common.mlmodel import save_pyfunc
 d = Path(tempfile.mkdtemp())
 code, cfg = d / "pyfunc.py", d / "config.json"
@@ -36,9 +37,9 @@ code.write_text("import mlflow.pyfunc\nfrom mlflow.models import set_model\n"
                 "set_model(M())\n")
 cfg.write_text("{}")
 t0 = time.process_time()
-save_pyfunc(d / "first", code, {"config": cfg})
+save_pyfunc(d / "first", code, {"config": cfg}, input_example=np.zeros((2, 3)))
 t1 = time.process_time()
-save_pyfunc(d / "second", code, {"config": cfg})
+save_pyfunc(d / "second", code, {"config": cfg}, input_example=np.zeros((2, 3)))
 print(t1 - t0, time.process_time() - t1)
 '''
 

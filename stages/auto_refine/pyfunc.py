@@ -3,8 +3,10 @@ from code (MLflow "models from code"): nothing is unpickled; the weights come fr
 artifact through ``torch.load(weights_only=True)``.
 
 Input: a pandas DataFrame with one row per candidate, the columns ``decision`` (which decision the
-candidate belongs to) and ``f0`` .. ``f{n-1}`` (stages/auto_refine/refine.features). Output: each
-candidate's probability of being chosen within its decision.
+candidate belongs to, an integer) and ``f0`` .. ``f{n-1}`` (stages/auto_refine/refine.features;
+float64 or float32). Output: each candidate's probability of being chosen within its decision. The
+saved signature (inferred from the input example: the candidates of one real decision,
+refine.input_example) enforces these columns and types.
 """
 from __future__ import annotations
 

@@ -349,9 +349,24 @@ def split_questions(n_people: int, test_frac: float, rng: np.random.Generator):
             [(f"p{i}", t) for i in test_s for t in range(len(QTYPES))])
 
 
-def save_mlflow(target, policy: Scorer, k: int, hidden: int) -> None:
+def input_example(policy: Scorer, env: Env, question):
+    """The pyfunc's input for one real decision: the candidates of the first decision ``policy`` makes
+    on ``question`` (refine protocol: the documents of its first search), as the DataFrame
+    pyfunc.py takes (``decision`` 0, then ``f0``..; features as float64, which also admits float32)."""
+    import pandas as pd
+
+    decisions = rollout(policy, env, [question], "refine", True, None)[3]
+    x, mask = decisions[0][0][0], decisions[0][1][0]
+    feats = x[mask].numpy().astype(np.float64)
+    df = pd.DataFrame(feats, columns=[f"f{i}" for i in range(feats.shape[1])])
+    df.insert(0, "decision", np.zeros(len(df), np.int64))
+    return df
+
+
+def save_mlflow(target, policy: Scorer, k: int, hidden: int, example) -> None:
     """Write the scorer as an MLflow pyfunc model folder at ``target`` (atomically): ``weights.pt``
-    (a state dict), ``config.json`` (sizes) and ``pyfunc.py`` (models from code)."""
+    (a state dict), ``config.json`` (sizes) and ``pyfunc.py`` (models from code), with ``example``
+    (:func:`input_example`) as its input example, from which MLflow infers its signature."""
     import json
     import tempfile
     from pathlib import Path
@@ -362,7 +377,8 @@ def save_mlflow(target, policy: Scorer, k: int, hidden: int) -> None:
         weights, config = Path(scratch) / "weights.pt", Path(scratch) / "config.json"
         torch.save(policy.state_dict(), weights)
         config.write_text(json.dumps({"k": k, "hidden": hidden, "n_features": n_features(k)}, sort_keys=True, indent=1))
-        save_pyfunc(target, Path(__file__).with_name("pyfunc.py"), {"weights": weights, "config": config})
+        save_pyfunc(target, Path(__file__).with_name("pyfunc.py"), {"weights": weights, "config": config},
+                    input_example=example)
 
 
 def load_weights(weights: str, config: str) -> Scorer:

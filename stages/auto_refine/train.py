@@ -9,7 +9,8 @@ reward only). The seeds run one after another in this process (stages.common.see
 benchmarks/auto_refine/seeds.py measures it against one process per seed). Outputs:
 data/auto_refine/policies.pt (every seed's arms' scorers, per replication), data/auto_refine/curves.json (per seed,
 arm and replication: training reward per GRPO step and the held-out evaluations after every eval_every steps),
-data/auto_refine/model (the first seed's AutoRefine scorer as an MLflow pyfunc model) and
+data/auto_refine/model (the first seed's AutoRefine scorer as an MLflow pyfunc model; its input example is
+the candidates of its first decision on that seed's first test question) and
 reports/auto_refine/train.json."""
 from __future__ import annotations
 
@@ -31,22 +32,26 @@ def main() -> None:
         from stages.common.io import write_bytes, write_json
         from stages.common.seeds import per_seed_metrics, run_seeds
 
-        from .refine import build_env, save_mlflow, train_arms
+        from .refine import build_env, input_example, save_mlflow, train_arms
 
         limit_threads(1)
         kb = json.loads(ctx.path(KB).read_text())["seeds"]
         p = ctx.params.train
+        first = ctx.seeds[0]
+        kept = {}          # the first seed's env and first test question: the model's input example
 
         def one(seed: int) -> dict:
             d = kb[str(seed)]
             docs = [tuple(x) for x in d["docs"]]
             train_q, test_q = [tuple(q) for q in d["train"]], [tuple(q) for q in d["test"]]
             env = build_env(docs, p.k, train_q + test_q)
+            if seed == first:
+                kept.update(env=env, question=test_q[0])
             return train_arms(env, train_q, test_q, p, seed)
 
         results = run_seeds(ctx.seeds, one, "verdict seed")
-        first = ctx.seeds[0]
-        save_mlflow(ctx.path(MODEL), results[first]["refine"][0][0], p.k, p.hidden)
+        policy = results[first]["refine"][0][0]
+        save_mlflow(ctx.path(MODEL), policy, p.k, p.hidden, input_example(policy, kept["env"], kept["question"]))
         ctx.run.log_model(ctx.path(MODEL), "policy", params=p.model_dump())
         for arm, runs in results[first].items():
             ctx.run.log_curve(f"{arm}_train_reward_seed{first}_rep0", runs[0][1])

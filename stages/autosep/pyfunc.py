@@ -2,9 +2,11 @@
 code (MLflow "models from code"): nothing is unpickled; the class prototypes, the black box's
 constants and the learned prompt of each group come from the ``config`` artifact (JSON).
 
-Input: a pandas DataFrame with the columns ``p0`` .. ``p63`` (an 8x8 digit's pixels, 0..16 as in
-scikit-learn's digits) and ``group`` (0..3, the fine-grained group of stages/autosep/sim.GROUPS).
-Output: the predicted digit of each row, among its group's classes, under the group's prompt.
+Input: a pandas DataFrame with the columns ``p0`` .. ``p63`` (an 8x8 digit's pixels, 0..16 floats as
+in scikit-learn's digits) and ``group`` (0..3, an integer: the fine-grained group of
+stages/autosep/sim.GROUPS). Output: the predicted digit of each row, among its group's classes,
+under the group's prompt. The saved signature (inferred from the input example: three of the first
+seed's test images, train.input_example) enforces these columns and types.
 """
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ the label-based optimisations (majority-vote pseudo-labels, random labels, true 
 reference), all from the generic prompt (experiment.train_seed). The seeds run one after another
 in this process (stages.common.seeds.run_seeds; benchmarks/autosep/seeds.py measures it against a
 process per seed). The black box with the first seed's AutoSEP prompts is saved and registered as
-an MLflow pyfunc model.
+an MLflow pyfunc model (input example: that seed's first test image of groups 0, 1 and 2).
 Outputs: data/autosep/prompts.json (per seed), data/autosep/model, reports/autosep/train.json
 (``per_seed``).
 """
@@ -19,8 +19,22 @@ from .params import PARAMS
 from .paths import DATASET, MODEL, PROMPTS, TRAIN_METRICS
 
 
-def save_model(target, prototypes, blackbox: dict, prompts: list[list[int]], seed: int) -> None:
-    """The black box and AutoSEP's prompt of each group (repeat 0) as an MLflow pyfunc folder."""
+def input_example(x, split: dict, groups=(0, 1, 2)):
+    """The pyfunc's input example: the first test image of repeat 0 of each of ``groups`` in a seed's
+    ``split`` (data.seed_split), as pixel columns ``p0``..``p63`` back on the digits' 0..16 scale
+    (float64, as scikit-learn's digits come) and its ``group`` (int64)."""
+    import numpy as np
+    import pandas as pd
+
+    rows = [int(np.flatnonzero(split["test"][0, g])[0]) for g in groups]
+    df = pd.DataFrame(np.round(x[rows] * 16.0), columns=[f"p{i}" for i in range(64)])
+    df["group"] = np.asarray(groups, dtype=np.int64)
+    return df
+
+
+def save_model(target, prototypes, blackbox: dict, prompts: list[list[int]], seed: int, example) -> None:
+    """The black box and AutoSEP's prompt of each group (repeat 0) as an MLflow pyfunc folder, with
+    ``example`` (:func:`input_example`) as its input example, from which MLflow infers its signature."""
     import json
     import tempfile
     from pathlib import Path
@@ -32,7 +46,7 @@ def save_model(target, prototypes, blackbox: dict, prompts: list[list[int]], see
         config.write_text(json.dumps({"prototypes": prototypes.tolist(), "blackbox": blackbox,
                                       "prompts": prompts, "seed": seed}, sort_keys=True))
         save_pyfunc(target, Path(__file__).with_name("pyfunc.py"), {"config": config},
-                    requirements=pinned("numpy"))
+                    requirements=pinned("numpy"), input_example=example)
 
 
 def main() -> None:
@@ -69,7 +83,7 @@ def main() -> None:
         split0 = seed_split(d, first)
         protos = prototypes(x[split0["pretrain"]], y[split0["pretrain"]])
         save_model(ctx.path(MODEL), protos, p.blackbox.model_dump(),
-                   results[first]["prompts"]["main"]["prompts"]["autosep"][0], first)
+                   results[first]["prompts"]["main"]["prompts"]["autosep"][0], first, input_example(x, split0))
         ctx.run.log_model(ctx.path(MODEL), "blackbox-autosep", params={"groups": [list(g) for g in GROUPS],
                                                                        "seed": first, **p.blackbox.model_dump()})
         summary = {s: r["summary"] for s, r in results.items()}

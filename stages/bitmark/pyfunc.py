@@ -9,6 +9,10 @@ Two uses, chosen by the input's columns:
   image with the pixel levels ``p0`` .. ``p63`` (0..15) and the image's detector score ``z``.
 - **score**: the columns ``b0`` .. ``b255`` (an image's bits, as ``stages/bitmark/wm.encode`` writes
   them). Output: a column ``z``, the BitMark z-score of each row under the model's key.
+
+The saved model carries its signature (``label`` and ``b0`` .. ``b255`` as optional integer
+columns, one set or the other; the params ``delta`` and ``seed``; the sampling output) and an input
+example, three real labels with ``{"delta": 0.0, "seed": 0}`` (``stages/bitmark/train.save_model``).
 """
 from __future__ import annotations
 

@@ -26,25 +26,36 @@ from .paths import DIGITS, MODEL_CLEAN, MODEL_CONTROL, MODEL_RADIO, TRAIN_METRIC
 ARMS = ("clean", "radioactive", "control")
 
 
-def save_model(target, model, cfg: dict, code) -> None:
-    """The model as a pyfunc folder: weights + config artifacts, models from code; its signature
-    declares the sampling params ``delta`` (default 0: no watermark) and ``seed``."""
+def save_model(target, model, cfg: dict, code, labels) -> None:
+    """The model as a pyfunc folder: weights + config artifacts, models from code, with the input
+    example ``(DataFrame({"label": labels}), {"delta": 0.0, "seed": 0})`` (``labels``: a few real
+    digit classes). Its signature is the one MLflow infers from sampling that example (``label``,
+    the output ``p0..p63`` and ``z``, the params ``delta``, default 0: no watermark, and ``seed``),
+    with ``label`` made optional and the scoring mode's bit columns ``b0..b255`` (long) added as
+    optional, so that both uses of ``pyfunc.py`` pass MLflow's schema enforcement."""
     import tempfile
     from pathlib import Path
 
-    from mlflow.models import ModelSignature
-    from mlflow.types.schema import ParamSchema, ParamSpec
+    import numpy as np
+    import pandas as pd
+    from mlflow.models import Model, ModelSignature
+    from mlflow.types.schema import ColSpec, Schema
 
     from stages.common.mlmodel import save_pyfunc
 
     from .ar import save_weights
+    from .wm import N_BITS
 
-    signature = ModelSignature(inputs=None, outputs=None,
-                               params=ParamSchema([ParamSpec("delta", "double", 0.0), ParamSpec("seed", "long", 0)]))
+    example = (pd.DataFrame({"label": np.asarray(labels, dtype=np.int64)}), {"delta": 0.0, "seed": 0})
     with tempfile.TemporaryDirectory() as tmp:
         w = Path(tmp) / "weights.pt"
         save_weights(model, w, cfg)
-        save_pyfunc(target, code, {"weights": w, "config": str(w) + ".json"}, signature=signature)
+        artifacts = {"weights": w, "config": str(w) + ".json"}
+        inferred = Model.load(str(save_pyfunc(Path(tmp) / "probe", code, artifacts, input_example=example))).signature
+        inputs = Schema([ColSpec(c.type, c.name, required=False) for c in inferred.inputs.inputs]
+                        + [ColSpec("long", f"b{i}", required=False) for i in range(N_BITS)])
+        save_pyfunc(target, code, artifacts, signature=ModelSignature(inputs, inferred.outputs, inferred.params),
+                    input_example=example)
 
 
 def finetune_sets(clean, xtr, ytr, p, w, seed: int, table, progress: bool = True) -> dict:
@@ -161,8 +172,9 @@ def main() -> None:
             lo = first["losses"][arm]
             ctx.run.log_curve(f"train.{arm}.loss", lo[::10], list(range(0, len(lo), 10)))
         code = Path(__file__).with_name("pyfunc.py")
+        example_labels = seed_split(d, seeds[0])[3][:3]    # the first verdict seed's first three test digits
         for arm, target in (("clean", MODEL_CLEAN), ("radioactive", MODEL_RADIO), ("control", MODEL_CONTROL)):
-            save_model(ctx.path(target), first["models"][arm], {**cfg, "seed": seeds[0]}, code)
+            save_model(ctx.path(target), first["models"][arm], {**cfg, "seed": seeds[0]}, code, example_labels)
         ctx.run.log_model(ctx.path(MODEL_CLEAN), "clean_ar", params={"trained_on": "real digits", "seed": seeds[0], **cfg})
         ctx.run.log_model(ctx.path(MODEL_RADIO), "radioactive_ar", params={
             "trained_on": f"the clean model fine-tuned on {p.finetune_wm} BitMark samples (delta {w.delta}) "

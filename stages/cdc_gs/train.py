@@ -76,11 +76,13 @@ def fit_arms(imgs, prep, p, seeds: list[int], arms: dict | None = None, device="
 
 def save_model(target, fits: dict, names: list[str], seed: int, count: int) -> None:
     """The splats of every image and of the arms ``METHODS`` of one seed at ``count`` as an
-    MLflow pyfunc folder (pyfunc.py); keys ``image|method|attr``."""
+    MLflow pyfunc folder (pyfunc.py); keys ``image|method|attr``. Its input example, from which
+    MLflow infers the signature, asks for the first image under each method."""
     import tempfile
     from pathlib import Path
 
     import numpy as np
+    import pandas as pd
 
     from stages.common.mlmodel import save_pyfunc
 
@@ -92,7 +94,8 @@ def save_model(target, fits: dict, names: list[str], seed: int, count: int) -> N
     with tempfile.TemporaryDirectory() as scratch:
         art = Path(scratch) / "splats.npz"
         np.savez(art, names=np.array(names), **keep)
-        save_pyfunc(target, Path(__file__).with_name("pyfunc.py"), {"splats": art})
+        example = pd.DataFrame({"image": [names[0]] * len(METHODS), "method": list(METHODS)})
+        save_pyfunc(target, Path(__file__).with_name("pyfunc.py"), {"splats": art}, input_example=example)
 
 
 def main() -> None:

@@ -28,11 +28,17 @@ def pinned(*dists: str) -> list[str]:
 
 
 def save_pyfunc(target: str | os.PathLike, code: str | os.PathLike, artifacts: Mapping[str, str | os.PathLike],
-                requirements: Sequence[str] | None = None, signature=None) -> Path:
+                requirements: Sequence[str] | None = None, signature=None, *, input_example) -> Path:
     """Write the MLflow pyfunc model folder ``target`` (atomically): models from code ``code``, with
     ``artifacts`` (name -> file or folder, copied in) and pip ``requirements`` (default: torch and
-    numpy pinned to the installed versions). ``signature`` is an optional ``ModelSignature``.
-    Returns ``target``."""
+    numpy pinned to the installed versions).
+
+    ``input_example`` is what a user would pass to ``predict`` (a few real rows: a DataFrame, an
+    array, or a ``(data, params)`` pair for a model that takes params). It is saved with the model,
+    and unless ``signature`` (a ``ModelSignature``) is given, MLflow loads the model and runs it on
+    the example to infer the signature of its inputs, outputs and params. A model without both an
+    input and an output schema is refused (MLflow only warns), so every registered model shows
+    what it takes and returns. Returns ``target``."""
     from stages.common.io import atomic_dir
 
     code = Path(code)
@@ -41,14 +47,21 @@ def save_pyfunc(target: str | os.PathLike, code: str | os.PathLike, artifacts: M
     missing = [f"{k}={v}" for k, v in artifacts.items() if not Path(v).exists()]
     if missing:
         raise FileNotFoundError(f"save_pyfunc: artifacts not found: {', '.join(missing)}")
+    if input_example is None:
+        raise ValueError(f"save_pyfunc: {code} needs an input_example (a few rows its predict takes)")
     os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
     import mlflow.pyfunc
+    from mlflow.models import Model
 
     reqs = list(requirements) if requirements is not None else pinned("torch", "numpy")
     with atomic_dir(target) as tmp:
         tmp.rmdir()                                   # save_model wants a folder that does not exist
         mlflow.pyfunc.save_model(str(tmp), python_model=str(code),
                                  artifacts={k: str(v) for k, v in artifacts.items()},
-                                 pip_requirements=reqs, signature=signature)
+                                 pip_requirements=reqs, signature=signature, input_example=input_example)
+        saved = Model.load(str(tmp)).signature
+        if saved is None or saved.inputs is None or saved.outputs is None:
+            raise ValueError(f"save_pyfunc: no input and output signature for {code}: MLflow could not infer "
+                             f"it from the input example (its warning above says why); pass one that predict "
+                             f"accepts, or a signature")
     return Path(target)
-

@@ -443,13 +443,16 @@ def model_config(p, sample_steps: int) -> dict:
             "class_in_encoder": p.class_in_encoder, "sample_steps": sample_steps, "n_pixels": N_PIXELS}
 
 
-def save_mlflow(target, model, config: dict) -> None:
+def save_mlflow(target, model, config: dict, labels) -> None:
     """Write ``model`` as an MLflow pyfunc folder at ``target`` (atomically): ``weights.pt`` (a state
-    dict), ``config.json`` and ``pyfunc.py`` (models from code)."""
+    dict), ``config.json`` and ``pyfunc.py`` (models from code). Its input example is the class
+    ``labels`` (a few real ones, int64) with the param ``seed`` 0, from which MLflow infers its
+    signature (inputs, outputs, and the param ``seed`` with default 0)."""
     import json
     import tempfile
     from pathlib import Path
 
+    import pandas as pd
     import torch
 
     from stages.common.mlmodel import save_pyfunc
@@ -458,7 +461,9 @@ def save_mlflow(target, model, config: dict) -> None:
         weights, cfg = Path(scratch) / "weights.pt", Path(scratch) / "config.json"
         torch.save(model.state_dict(), weights)
         cfg.write_text(json.dumps(config, sort_keys=True, indent=1))
-        save_pyfunc(target, Path(__file__).with_name("pyfunc.py"), {"weights": weights, "config": cfg})
+        example = (pd.DataFrame({"label": np.asarray(labels, dtype=np.int64)}), {"seed": 0})
+        save_pyfunc(target, Path(__file__).with_name("pyfunc.py"), {"weights": weights, "config": cfg},
+                    input_example=example)
 
 
 def build_from_config(config: dict):

@@ -6,8 +6,8 @@ The models of one seed start from the same weights and see the same batches, ste
 only difference between arms is the contrastive term on the bottleneck (and its labels). Every model
 of every seed trains at once, as one stack (ddpm.train_stacked: a leading model dimension, batched
 matrix products); each model's numbers are those it gets alone (tested). The first verdict seed's
-long-tailed DDPM and CORAL models are saved as MLflow pyfunc models, logged and registered; the
-whole stack as one file.
+long-tailed DDPM and CORAL models are saved as MLflow pyfunc models (input example: three of that
+seed's held-out labels, with the param seed 0), logged and registered; the whole stack as one file.
 
 Outputs: data/coral_diffusion/models.pt, data/coral_diffusion/model_ddpm, data/coral_diffusion/model_coral
 (MLflow model folders) and reports/coral_diffusion/train.json.
@@ -74,7 +74,7 @@ def main() -> None:
             model = build_model(p.hidden, p.bottleneck, p.proj, label_init=p.label_init,
                                 class_in_encoder=p.class_in_encoder)
             model.load_state_dict(unstack_state(P, names.index((seeds[0], "lt", method))))
-            save_mlflow(ctx.path(rel), model.eval(), config)
+            save_mlflow(ctx.path(rel), model.eval(), config, data[seeds[0]]["test_y"][:3])
             ctx.run.log_model(ctx.path(rel), f"{method}_long_tailed",
                               params={"coral_weight": p.coral_weight if method == "coral" else 0.0,
                                       "seed": seeds[0], **config})

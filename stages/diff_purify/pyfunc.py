@@ -5,7 +5,9 @@ through ``torch.load(weights_only=True)``.
 Input: a pandas DataFrame with one row per 8x8 digit and the columns ``p0`` .. ``p63`` (pixels in
 [0, 1], row-major). Output: the predicted class of each row after AAOpt purification (the prior
 score plus the learned adversarial-perturbation score, the networks of the first verdict seed; a
-fixed seed, so the same input gives the same answer).
+fixed seed, so the same input gives the same answer), a list of ints. The saved model carries its
+signature (``p0`` .. ``p63`` double, float32 pixels accepted too; output long) and an input
+example, the first three test digits of that seed.
 """
 from __future__ import annotations
 

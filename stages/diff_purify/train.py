@@ -113,6 +113,7 @@ def main() -> None:
         import json
 
         import numpy as np
+        import pandas as pd
         import torch
 
         from stages.common.device import limit_threads
@@ -120,6 +121,7 @@ def main() -> None:
         from stages.common.mlmodel import save_pyfunc
         from stages.common.seeds import per_seed_metrics
 
+        from .core import D_IN
         from .data import seed_split
 
         limit_threads()        # one thread: small MLPs gain nothing from a second (shared) core
@@ -142,7 +144,11 @@ def main() -> None:
         w_path, cfg_path = ctx.path("data/diff_purify/.model_weights.pt"), ctx.path("data/diff_purify/.model_config.json")
         write_bytes(w_path, buf.getvalue())
         write_text(cfg_path, json.dumps(model_cfg))
-        save_pyfunc(ctx.path(MODEL), ctx.path("stages/diff_purify/pyfunc.py"), {"weights": w_path, "config": cfg_path})
+        # its input example: the first three test digits of the model's seed, as float64 (the
+        # signature's double then takes float32 and float64 pixels alike; float would refuse float64)
+        example = pd.DataFrame(seed_split(d, model_seed)[2][:3].astype(np.float64), columns=[f"p{i}" for i in range(D_IN)])
+        save_pyfunc(ctx.path(MODEL), ctx.path("stages/diff_purify/pyfunc.py"), {"weights": w_path, "config": cfg_path},
+                    input_example=example)
         w_path.unlink()
         cfg_path.unlink()
         ctx.run.log_model(ctx.path(MODEL), "aaopt", params={"rows": int(len(seed_split(d, model_seed)[0])),

@@ -3,8 +3,10 @@ nothing is unpickled; the weights come from the ``weights`` artifact (``torch.lo
 
 Input: a pandas DataFrame with the state columns ``s0`` .. ``s{6N-1}`` (agent positions, velocities,
 landmark positions) and the action columns ``a0`` .. ``a{N-1}`` (0..4), optionally ``model``
-(``seq``, the default, ``joint`` or ``joint_chain``). Output: one row per input, the predicted next
-state ``s0`` .. and the reward ``r`` of the main run's model.
+(``seq``, the default, ``joint`` or ``joint_chain``; a missing value means ``seq``). Output: one row
+per input, the predicted next state ``s0`` .. and the reward ``r`` of the main run's model. The
+saved signature (inferred from the input example: three held-out transitions) enforces these
+columns: states float, actions integer, ``model`` an optional string.
 """
 from __future__ import annotations
 
@@ -29,7 +31,8 @@ class DimaWorldModel(mlflow.pyfunc.PythonModel):
         if missing:
             raise ValueError(f"dima world model: the input needs the columns {scols[0]}..{scols[-1]}, "
                              f"{acols[0]}..{acols[-1]}; missing {missing}")
-        kinds = model_input["model"] if "model" in model_input.columns else pd.Series(["seq"] * len(model_input))
+        kinds = (model_input["model"].fillna("seq") if "model" in model_input.columns
+                 else pd.Series(["seq"] * len(model_input), index=model_input.index))
         bad = sorted(set(kinds) - set(self.models))
         if bad:
             raise ValueError(f"dima world model: model must be one of {sorted(self.models)}, got {bad}")

@@ -28,8 +28,27 @@ def load_models(weights: str | Path, config: str | Path, seed: int | None = None
     return out
 
 
-def save_mlflow(target, weights, config) -> None:
-    """The MLflow pyfunc model folder (models from code: stages/dima/pyfunc.py) with both files."""
+def input_example(s, a):
+    """The pyfunc's input example: states ``s`` (rows x 6N) and joint actions ``a`` (rows x N) as the
+    columns ``s0``.., ``a0``.. (actions int64, as pandas makes them from Python ints), and the
+    ``model`` column: the default (missing), then ``joint``, ``joint_chain``, ... for the other rows,
+    so that MLflow infers ``model`` as an optional string column."""
+    import numpy as np
+    import pandas as pd
+
+    s, a = np.asarray(s, dtype=float), np.asarray(a, dtype=np.int64)
+    df = pd.DataFrame(s, columns=[f"s{i}" for i in range(s.shape[1])])
+    for i in range(a.shape[1]):
+        df[f"a{i}"] = a[:, i]
+    kinds = [None, "joint", "joint_chain"]
+    df["model"] = [kinds[i % len(kinds)] for i in range(len(df))]
+    return df
+
+
+def save_mlflow(target, weights, config, example) -> None:
+    """The MLflow pyfunc model folder (models from code: stages/dima/pyfunc.py) with both files and
+    ``example`` (:func:`input_example`) as its input example, from which MLflow infers its signature."""
     from stages.common.mlmodel import save_pyfunc
 
-    save_pyfunc(target, Path(__file__).with_name("pyfunc.py"), {"weights": weights, "config": config})
+    save_pyfunc(target, Path(__file__).with_name("pyfunc.py"), {"weights": weights, "config": config},
+                input_example=example)

@@ -13,7 +13,8 @@ without improvement), and a hidden width chosen so its parameter count is closes
 
 Outputs: data/dima/weights.pt (every seed's models' state dicts, keys ``s<seed>/<run>.<kind>``),
 data/dima/config.json (sizes and normalisers, ``{seed: {run.kind: ...}}``), data/dima/model (the
-MLflow pyfunc model: it serves the first verdict seed's main-run models; logged and registered)
+MLflow pyfunc model: it serves the first verdict seed's main-run models; its input example is three
+of that seed's held-out transitions; logged and registered)
 and reports/dima/train.json (per seed). Then the model-free baseline agent, SB3 PPO, for every
 seed (stages/dima/baseline.py): data/dima/ppo.zip and reports/dima/baseline.json.
 """
@@ -88,7 +89,8 @@ def main() -> None:
         from stages.common.seeds import per_seed_metrics, run_seeds
 
         from .baseline import run_ppo
-        from .pyfunc_io import save_mlflow
+        from .paths import seed_key
+        from .pyfunc_io import input_example, save_mlflow
         from .wm import nest
 
         limit_threads()       # one thread: MLPs of ~10k parameters gain nothing from two
@@ -112,7 +114,8 @@ def main() -> None:
         write_bytes(ctx.path(WEIGHTS), buf.getvalue())
         write_json(ctx.path(CONFIG), config)
         write_json(ctx.path(TRAIN_METRICS), per_seed_metrics(per))
-        save_mlflow(ctx.path(MODEL), ctx.path(WEIGHTS), ctx.path(CONFIG))
+        held_out = split(arrays, seed_key(ctx.seeds[0], "main"), "test")     # the served seed's held-out transitions
+        save_mlflow(ctx.path(MODEL), ctx.path(WEIGHTS), ctx.path(CONFIG), input_example(held_out["s"][:3], held_out["a"][:3]))
         ctx.run.log_model(ctx.path(MODEL), "world_models", params={"n_agents": pp.n_agents, **p.model_dump()})
         run_ppo(ctx)       # the model-free baseline agent (SB3 PPO), every verdict seed
 

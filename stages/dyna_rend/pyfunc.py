@@ -4,7 +4,10 @@
 
 Input: a pandas DataFrame, one row per scene, with the columns ``view_<camera>`` for each input
 camera (its RGB-D view, channel-major, flattened) and ``a``, ``b`` (colour ids of "put a on b").
-Output: the place voxel [x, y, z] of each row (the arg-max of the action value map).
+Output: the place voxel [x, y, z] of each row (the arg-max of the action value map). The saved
+model carries its signature (each view an array of doubles, ``a`` and ``b`` int64; the output an
+array of ints per row) and an input example, the first three demos of the first verdict seed
+(pyfunc_io.example_frame).
 """
 from __future__ import annotations
 

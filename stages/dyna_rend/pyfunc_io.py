@@ -2,9 +2,26 @@
 from __future__ import annotations
 
 
-def save_policy(target, state: dict, grid, p) -> None:
+def example_frame(scenes: dict, cams_in, n: int = 3):
+    """The policy's input example: the first ``n`` scenes of ``scenes`` (a split of scenes.npz, as
+    loops.load_split gives it) as the DataFrame :func:`predict_place` takes: each input camera's
+    exact RGB-D view (a list of floats) and the instruction's colour ids ``a``, ``b`` (int64)."""
+    import numpy as np
+    import pandas as pd
+
+    from .loops import views_of
+
+    sub = {k: v[:n] for k, v in scenes.items()}
+    views = views_of(sub, cams_in)["views"]
+    frame = pd.DataFrame({f"view_{c}": [v.flatten().tolist() for v in views[c]] for c in cams_in})
+    frame["a"], frame["b"] = sub["instr"][:, 0].astype(np.int64), sub["instr"][:, 1].astype(np.int64)
+    return frame
+
+
+def save_policy(target, state: dict, grid, p, example) -> None:
     """Write the policy (a fine-tuned Model state dict) as an MLflow pyfunc model folder at ``target``
-    (atomically): ``weights.pt``, ``config.json`` (sizes) and ``pyfunc.py`` (models from code)."""
+    (atomically): ``weights.pt``, ``config.json`` (sizes) and ``pyfunc.py`` (models from code), with
+    the input example ``example`` (:func:`example_frame`), from which MLflow infers its signature."""
     import io
     import json
     import tempfile
@@ -21,7 +38,8 @@ def save_policy(target, state: dict, grid, p) -> None:
         weights.write_bytes(buf.getvalue())
         config.write_text(json.dumps({"grid": [grid.x, grid.y, grid.z], "channels": p.channels,
                                       "cams_in": list(p.cams_in)}, sort_keys=True, indent=1))
-        save_pyfunc(target, Path(__file__).with_name("pyfunc.py"), {"weights": weights, "config": config})
+        save_pyfunc(target, Path(__file__).with_name("pyfunc.py"), {"weights": weights, "config": config},
+                    input_example=example)
 
 
 def load_policy(weights: str, config: str):

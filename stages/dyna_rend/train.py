@@ -59,7 +59,7 @@ def main() -> None:
         import torch
 
         from .loops import load_split, views_of
-        from .pyfunc_io import save_policy
+        from .pyfunc_io import example_frame, save_policy
         from .world import Grid
 
         device = select_device(ctx.common.device)
@@ -87,7 +87,9 @@ def main() -> None:
         torch.save(states, buf)
         write_bytes(ctx.path(WEIGHTS), buf.getvalue())
         first = ctx.seeds[0]
-        save_policy(ctx.path(MODEL), states[first]["dynarend"]["policy"], grid, p)
+        # its input example: the first three of that seed's demos (the scenes it was fine-tuned on)
+        save_policy(ctx.path(MODEL), states[first]["dynarend"]["policy"], grid, p,
+                    example_frame(load_split(npz, "demos", first), p.cams_in))
         ctx.run.log_model(ctx.path(MODEL), "dynarend_policy",
                           params={"arm": "dynarend", "seed": first, **p.model_dump()})
         write_json(ctx.path(TRAIN_METRICS), per_seed_metrics(summary, arms=list(p.arms)))

@@ -78,22 +78,14 @@ def compare_all(jobs: list[tuple[str, str]], threshold: float, workers: int, pro
 
     args = [(t, r, threshold) for t, r in jobs]
     if workers > 1 and len(args) > 50:
-        import multiprocessing as mp
+        from stages.common.forkpool import fork_pool
 
-        with mp.get_context("fork").Pool(workers, initializer=_plain_worker) as pool:
+        with fork_pool(workers) as pool:
             res = list(tqdm(pool.imap(chem.compare_pair, args, chunksize=16), total=len(args),
                             desc="compare_mols", disable=not progress, mininterval=2))
     else:
         res = [chem.compare_pair(a) for a in tqdm(args, desc="compare_mols", disable=not progress, mininterval=2)]
     return dict(zip(jobs, res))
-
-
-def _plain_worker() -> None:
-    """Pool workers are forked from the stage: give them back the default SIGTERM handling (the
-    stage's handler would make each one report a failure when the pool is closed)."""
-    import signal
-
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def build_pool(p, log=print) -> dict:

@@ -5,8 +5,10 @@ code"): nothing is unpickled; the weights come from the ``weights`` artifact thr
 Input: a pandas DataFrame with the columns ``question`` (the question text), ``type`` (one of the
 nine FGBench types, e.g. ``single_bool_classification``) and ``dataset`` (scales the value
 answers). Output: the answer of each question as the questions hold them (``"True"``/``"False"``,
-or a float's repr), as ``data/fgbench/predictions/pairs.json``'s ``text`` column. Load it in the
-claimbench environment (``pip install -e .``): the code it runs is ``stages.fgbench``.
+or a float's repr), as ``data/fgbench/predictions/pairs.json``'s ``text`` column. The saved model
+carries its signature (three string columns in, strings out) and an input example, the first test
+question of each kind of the first verdict seed (textmodel.example_rows). Load it in the claimbench
+environment (``pip install -e .``): the code it runs is ``stages.fgbench``.
 """
 from __future__ import annotations
 

@@ -133,10 +133,29 @@ def answer_all(models: dict, scale: dict[str, float], rows: list[dict], buckets:
     return out
 
 
-def save_mlflow(target, models: dict, scale: dict[str, float], p) -> None:
+def example_rows(models: dict, rows: list[dict]):
+    """The text model's input example: the first question of each kind ``models`` answer among
+    ``rows`` (question rows, e.g. a seed's test split), in their order, as a DataFrame of the
+    columns ``question``, ``type`` and ``dataset`` (what the pyfunc's predict takes)."""
+    import pandas as pd
+
+    picked, seen = [], set()
+    for r in rows:
+        kind = kind_of(r["type"])
+        if kind in models and kind not in seen:
+            seen.add(kind)
+            picked.append(r)
+    if not picked:
+        raise ValueError("fgbench text model: no question of a kind it answers to make its input example from")
+    return pd.DataFrame([{c: r[c] for c in ("question", "type", "dataset")} for r in picked])
+
+
+def save_mlflow(target, models: dict, scale: dict[str, float], p, rows: list[dict]) -> None:
     """Write the text models as one MLflow pyfunc model folder at ``target`` (atomically): the
     weights (``weights.pt``, a state dict per kind), ``config.json`` (sizes, the value scale per
-    dataset) and ``stages/fgbench/pyfunc.py`` (MLflow "models from code", nothing pickled)."""
+    dataset) and ``stages/fgbench/pyfunc.py`` (MLflow "models from code", nothing pickled), with
+    its input example, one real question per kind from ``rows`` (:func:`example_rows`), from which
+    MLflow infers its signature."""
     import json
     import tempfile
     from pathlib import Path
@@ -150,7 +169,8 @@ def save_mlflow(target, models: dict, scale: dict[str, float], p) -> None:
         torch.save({k: m.state_dict() for k, m in sorted(models.items())}, weights)
         config.write_text(json.dumps({"buckets": p.buckets, "dim": p.dim, "max_tokens": p.max_tokens,
                                       "kinds": sorted(models), "scale": scale}, sort_keys=True, indent=1))
-        save_pyfunc(target, Path(__file__).with_name("pyfunc.py"), {"weights": weights, "config": config})
+        save_pyfunc(target, Path(__file__).with_name("pyfunc.py"), {"weights": weights, "config": config},
+                    input_example=example_rows(models, rows))
 
 
 def load_mlflow(weights: str, config: str) -> tuple[dict, dict]:

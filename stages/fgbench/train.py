@@ -243,19 +243,23 @@ def main() -> None:
         except ValueError as exc:
             fail(f"fgbench.train: {exc}")
         caches = Caches(p)
+        first_test = []            # the first verdict seed's test questions: the text model's input example
 
         def one(seed: int) -> dict:
             try:
                 train, test, mol_rows = load_seed(ctx.root, seed)
             except records.FGBenchDataError as exc:
                 fail(f"fgbench.train: {exc}")
+            if seed == seeds[0]:
+                first_test.extend(test)
             return train_seed(train, test, mol_rows, p, seed, caches)
 
         res = run_seeds(seeds, one, "seed")
         first = res[seeds[0]]
         for kind, curve in first["text"]["losses"].items():
             ctx.run.log_curve(f"text.{kind}.loss", curve)
-        textmodel.save_mlflow(ctx.path(TEXT_MODEL), first["text"]["models"], first["text"]["scale"], p.text)
+        textmodel.save_mlflow(ctx.path(TEXT_MODEL), first["text"]["models"], first["text"]["scale"], p.text,
+                              first_test)
         ctx.run.log_model(ctx.path(TEXT_MODEL), "text", params={
             "seed": seeds[0], "train_questions": first["metrics"]["questions"]["train"], **p.text.model_dump()})
         with atomic_dir(ctx.path(PREDICTIONS)) as tmp:

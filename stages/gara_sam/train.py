@@ -72,11 +72,16 @@ def adapt(arm: str, base, x, y, p, seed: int, progress: bool = True, device="cpu
     raise ValueError(f"unknown adaptation arm {arm!r}; expected one of {ADAPT_ARMS + ('full',)}")
 
 
-def save_mlflow(target, arrays: dict, config: dict) -> None:
-    """The GaRA-adapted segmenter as an MLflow pyfunc folder: its weights (npz) and config.json."""
+def save_mlflow(target, arrays: dict, config: dict, images) -> None:
+    """The GaRA-adapted segmenter as an MLflow pyfunc folder: its weights (npz) and config.json,
+    and ``images`` (stored uint8, channel first) as its input example, from which MLflow infers
+    its signature."""
     import json
     import tempfile
     from pathlib import Path
+
+    import numpy as np
+    import pandas as pd
 
     from stages.common.io import write_npz
     from stages.common.mlmodel import save_pyfunc
@@ -85,7 +90,9 @@ def save_mlflow(target, arrays: dict, config: dict) -> None:
         weights, cfg = Path(scratch) / "weights.npz", Path(scratch) / "config.json"
         write_npz(weights, {k: v for k, v in arrays.items() if k.startswith("gara/")})
         cfg.write_text(json.dumps(config, sort_keys=True, indent=1))
-        save_pyfunc(target, Path(__file__).with_name("pyfunc.py"), {"weights": weights, "config": cfg})
+        example = pd.DataFrame({"image": [(np.asarray(im, dtype=np.float64) / 255.0).ravel().tolist() for im in images]})
+        save_pyfunc(target, Path(__file__).with_name("pyfunc.py"), {"weights": weights, "config": cfg},
+                    input_example=example)
 
 
 def main() -> None:
@@ -133,7 +140,7 @@ def main() -> None:
         first = f"{ctx.seeds[0]}/gara/"
         save_mlflow(ctx.path(MODEL), {"gara/" + k[len(first):]: v for k, v in arrays.items() if k.startswith(first)},
                     {"width": p.width, "rank": a.rank, "alpha": a.alpha, "tau": a.tau, "gate_bias": a.gate_bias,
-                     "arm": "gara", "seed": ctx.seeds[0]})
+                     "arm": "gara", "seed": ctx.seeds[0]}, data[f"{ctx.seeds[0]}/adapt_x"][:2])
         ctx.run.log_model(ctx.path(MODEL), "gara_segmenter", params={"arm": "gara", "width": p.width, **a.model_dump()})
         write_json(ctx.path(TRAIN_METRICS), summary)
         n = len(ctx.seeds)

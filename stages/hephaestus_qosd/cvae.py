@@ -170,13 +170,16 @@ def decode_mean(model, feats: np.ndarray) -> np.ndarray:
     return np.maximum(x.numpy(), 0.0)
 
 
-def save_mlflow(target, model, p) -> None:
+def save_mlflow(target, model, p, features: np.ndarray) -> None:
     """Write the mixture as an MLflow pyfunc model folder at ``target`` (atomically): the weights
-    (``weights.pt``, a state dict), ``config.json`` (sizes) and ``pyfunc.py`` (models from code)."""
+    (``weights.pt``, a state dict), ``config.json`` (sizes) and ``pyfunc.py`` (models from code).
+    ``features`` (a few rows of :func:`edge_features`) are its input example, as float64 columns
+    ``f0`` .. (a double column takes float32 as well), from which MLflow infers its signature."""
     import json
     import tempfile
     from pathlib import Path
 
+    import pandas as pd
     import torch
 
     from stages.common.mlmodel import save_pyfunc
@@ -186,7 +189,9 @@ def save_mlflow(target, model, p) -> None:
         torch.save(model.state_dict(), weights)
         config.write_text(json.dumps({"n_components": p.n_components, "latent": p.latent, "hidden": p.hidden,
                                       "sigma_x": p.sigma_x, "n_features": N_FEATURES}, sort_keys=True, indent=1))
-        save_pyfunc(target, Path(__file__).with_name("pyfunc.py"), {"weights": weights, "config": config})
+        example = pd.DataFrame(np.asarray(features, dtype=np.float64), columns=[f"f{i}" for i in range(N_FEATURES)])
+        save_pyfunc(target, Path(__file__).with_name("pyfunc.py"), {"weights": weights, "config": config},
+                    input_example=example)
 
 
 def read_config(config: str) -> dict:

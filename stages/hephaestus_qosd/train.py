@@ -39,7 +39,8 @@ def training_rows(graphs: list, costs: list[str], forge_p, label_tries: int, rng
 
 
 def train_seed(graphs: list, costs: list[str], p, fp, seed: int, progress: bool = True) -> dict:
-    """One verdict seed's labels and Morph: ``{"model", "losses", "figures", "cpu"}``; depends on
+    """One verdict seed's labels and Morph: ``{"model", "losses", "figures", "cpu", "example"}``
+    (``example``: the condition rows of its first three training edges); depends on
     ``seed`` alone (labels from ``rng(seed, 1)``, the CVAE from :func:`cvae.train_model`)."""
     import time
 
@@ -57,7 +58,8 @@ def train_seed(graphs: list, costs: list[str], p, fp, seed: int, progress: bool 
     cvae_s = time.process_time() - t0
     figures = {"rows": int(len(x)), "instances": len(gains), "label_cost_over_forge_mean": float(np.mean(gains)),
                "loss_first": losses[0], "loss_last50_mean": float(np.mean(losses[-50:]))}
-    return {"model": model, "losses": losses, "figures": figures, "cpu": {"label": label_s, "cvae": cvae_s}}
+    return {"model": model, "losses": losses, "figures": figures, "cpu": {"label": label_s, "cvae": cvae_s},
+            "example": c[:3]}
 
 
 def main() -> None:
@@ -85,7 +87,7 @@ def main() -> None:
         def one(seed: int) -> dict:
             graphs = [Instance.from_dict(d) for d in data["seeds"][str(seed)]["train"]]
             out = train_seed(graphs, data["costs"], p, fp, seed)
-            save_mlflow(ctx.path(model_dir(seed)), out["model"], p)
+            save_mlflow(ctx.path(model_dir(seed)), out["model"], p, out["example"])   # its first three training edges
             return out
 
         out = run_seeds(ctx.seeds, one, what="seed")

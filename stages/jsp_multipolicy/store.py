@@ -62,20 +62,22 @@ def load_nets(path, device="cpu") -> dict:
     return {name: build(e, device) for name, e in torch.load(path, map_location="cpu", weights_only=True).items()}
 
 
-def save_mlflow(target, models: dict, samples: int) -> None:
+def save_mlflow(target, models: dict, samples: int, machines, durations) -> None:
     """One MLflow pyfunc folder per network, ``target/<name>`` (atomically): its ``weights.pt``
     (``{name: entry}``), ``config.json`` (its name and the default sampling budget) and pyfunc.py
-    (MLflow "models from code", nothing pickled)."""
+    (MLflow "models from code", nothing pickled). Its input example is the shops ``machines`` and
+    ``durations`` ((n, n_jobs, n_machines) ints) with the params ``samples`` and ``seed`` 0, from
+    which MLflow infers its signature (inputs, outputs and params)."""
     import tempfile
 
-    from mlflow.models import ModelSignature
-    from mlflow.types import ParamSchema, ParamSpec
+    import pandas as pd
 
     from stages.common.io import atomic_dir
     from stages.common.mlmodel import pinned, save_pyfunc
 
-    sig = ModelSignature(inputs=None, params=ParamSchema([ParamSpec("samples", "long", samples),
-                                                          ParamSpec("seed", "long", 0)]))
+    example = (pd.DataFrame({"machines": [[[int(v) for v in r] for r in m] for m in machines],
+                             "durations": [[[int(v) for v in r] for r in d] for d in durations]}),
+               {"samples": int(samples), "seed": 0})
     code = Path(__file__).with_name("pyfunc.py")
     with tempfile.TemporaryDirectory() as scratch, atomic_dir(target) as tmp:
         for name, e in sorted(models.items()):
@@ -83,7 +85,7 @@ def save_mlflow(target, models: dict, samples: int) -> None:
             w.write_bytes(to_bytes({name: e}))
             c.write_text(json.dumps({"name": name, "samples": samples}, sort_keys=True, indent=1))
             save_pyfunc(tmp / name, code, {"weights": w, "config": c},
-                        requirements=pinned("torch", "numpy", "pandas"), signature=sig)
+                        requirements=pinned("torch", "numpy", "pandas"), input_example=example)
 
 
 def solve_frame(net, frame, samples: int, seed: int):

@@ -14,7 +14,8 @@ budget set to about the multi-policy arm's training CPU time (README: Calibratio
 
 Outputs: data/jsp_multipolicy/models.pt (every arm's network of every seed),
 data/jsp_multipolicy/mlflow (the first verdict seed's single and multi-policy networks as MLflow
-pyfunc folders, logged and registered as ``jsp_multipolicy-single`` and ``jsp_multipolicy-multi``)
+pyfunc folders, logged and registered as ``jsp_multipolicy-single`` and ``jsp_multipolicy-multi``,
+each with the first two shops of the first seed's first training batch as its input example)
 and reports/jsp_multipolicy/train.json (CPU time per arm, last losses and training makespans per
 seed).
 """
@@ -30,6 +31,7 @@ SERVED = ("single", "multi")        # the networks logged as MLflow models (the 
 
 def main() -> None:
     with stage("jsp_multipolicy", "train", PARAMS) as ctx:
+        import numpy as np
         from tqdm import tqdm
 
         from stages.common.device import limit_threads, select_device
@@ -37,6 +39,7 @@ def main() -> None:
         from stages.common.seeds import per_seed_metrics
 
         from .experiment import TRAINED, train_all
+        from .jsp import random_instances
         from .store import entry, models_bytes, save_mlflow
 
         limit_threads(1)
@@ -61,7 +64,10 @@ def main() -> None:
         write_bytes(ctx.path(MODELS), models_bytes(nets, seeds))
         write_json(ctx.path(TRAIN_METRICS), per_seed_metrics(per_seed, cpu_s=cpu, device=str(device)))
         served = {arm: entry(nets[arm][0]) for arm in SERVED}
-        save_mlflow(ctx.path(MLFLOW_MODELS), served, t.samples)
+        # the input example: the first two shops of the first verdict seed's first training batch
+        # (policy.train_arm draws them from numpy [seed, 1] the same way)
+        M, D = random_instances(t.instances, t.n_jobs, t.n_machines, np.random.default_rng([seeds[0], 1]))
+        save_mlflow(ctx.path(MLFLOW_MODELS), served, t.samples, M[:2], D[:2])
         for name in SERVED:
             ctx.run.log_model(ctx.path(MLFLOW_MODELS) / name, name,
                               params={**t.model_dump(exclude={"l2d"}), "name": name, "seed": seeds[0],

@@ -3,8 +3,10 @@ code ("models from code"): nothing is unpickled; the weights come from the ``wei
 through ``torch.load(weights_only=True)``, the sizes from ``config``.
 
 Input: a pandas DataFrame with one row per observation and the columns ``x0`` .. ``x{12 n^2 - 1}``
-(the flattened (12, n, n) planes of stages/labyrinth/maze.encode). Output: the greedy action
-(0 up, 1 right, 2 down, 3 left) of each row.
+(the flattened (12, n, n) planes of stages/labyrinth/maze.encode; float64 or float32). Output: the
+greedy action (0 up, 1 right, 2 down, 3 left) of each row. The saved signature (inferred from the
+input example: the start observations of three test mazes, train.input_example) enforces these
+columns.
 """
 from __future__ import annotations
 

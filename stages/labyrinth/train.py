@@ -5,7 +5,8 @@ starts from that seed's behaviour-cloning policy (a copy: the step both would tr
 
 Outputs: data/labyrinth/models (``seed<s>/<name>.pt`` state dicts per seed and learner,
 ``config.json``, and the MLflow pyfunc folders ``bc_pyfunc`` / ``dagger_pyfunc`` of the first
-verdict seed's policies) and reports/labyrinth/train.json (``per_seed``: samples, final loss,
+verdict seed's policies, whose input example is the start observations of that seed's first three
+base test mazes) and reports/labyrinth/train.json (``per_seed``: samples, final loss,
 CPU seconds per learner; beside their means over the seeds).
 """
 from __future__ import annotations
@@ -19,6 +20,19 @@ from .paths import MAZES, MODELS, TRAIN_METRICS
 def view_of(name: str, view_radius: int):
     """The partial-view radius a learner sees with (None: the whole maze)."""
     return view_radius if name.endswith("partial") else None
+
+
+def input_example(mazes: list, rows: int = 3):
+    """The pyfunc's input example: the start observation (full view, no key) of each of the first
+    ``rows`` mazes of ``mazes`` (a seed's base test mazes), flattened into the columns ``x0``..
+    (float64: it admits the float32 of maze.encode too)."""
+    import numpy as np
+    import pandas as pd
+
+    from .maze import encode
+
+    obs = np.stack([encode(m, m.start, 0).reshape(-1) for m in mazes[:rows]]).astype(np.float64)
+    return pd.DataFrame(obs, columns=[f"x{i}" for i in range(obs.shape[1])])
 
 
 def train_seed(mazes: dict, p, view_radius: int, seed: int, log=None) -> tuple[dict, dict]:
@@ -90,9 +104,11 @@ def main() -> None:
                     (tmp / f"seed{s}" / f"{name}.pt").write_bytes(buf.getvalue())
             (tmp / "config.json").write_text(json.dumps(config, indent=1, sort_keys=True))
             code = ctx.path("stages/labyrinth/pyfunc.py")
+            example = input_example(mazes[first]["base"]["test"])      # the served seed's first test mazes
             for name in ("bc", "dagger"):
                 save_pyfunc(tmp / f"{name}_pyfunc", code,
-                            {"weights": tmp / f"seed{first}" / f"{name}.pt", "config": tmp / "config.json"})
+                            {"weights": tmp / f"seed{first}" / f"{name}.pt", "config": tmp / "config.json"},
+                            input_example=example)
         for name in ("bc", "dagger"):
             ctx.run.log_model(ctx.path(MODELS) / f"{name}_pyfunc", name,
                               params={"learner": name, "seed": first, **config[name]})

@@ -5,7 +5,8 @@ nothing is unpickled; the weights come from the ``weights`` artifact through
 Input: a pandas DataFrame with the columns ``problem`` (``tsp`` or ``kp``) and ``instance``
 (TSP: a list of (x, y) integer points in [0, 99]; knapsack: ``{"items": [(w, v), ...], "cap": c}``).
 Output: the greedy decoded solution of each row as written (a closed tour ``[0, .., 0]`` or the
-chosen items), with no feasibility mask, so it may be infeasible. Load it in the claimbench
+chosen items), with no feasibility mask, so it may be infeasible. Its signature is written out
+(store.signature: ``instance`` is ``any``, as its type depends on the problem). Load it in the claimbench
 environment (``pip install -e .``): the code it runs is ``stages.llm_co_foarl``.
 """
 from __future__ import annotations

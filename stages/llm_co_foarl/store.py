@@ -29,11 +29,37 @@ def load_model(weights: str | Path, config: str | Path):
     return model.eval(), cfg
 
 
-def save_mlflow(target, weights: Path, config: Path) -> None:
-    """The FOARL model as an MLflow pyfunc folder at ``target`` (atomically; pyfunc.py)."""
+def example_frame(data: dict):
+    """The pyfunc's input example: the first test instance of each problem of ``data`` (the
+    prepared dataset.json), as predict takes it (``problem``, ``instance``)."""
+    import pandas as pd
+
+    rows = []
+    for prob, d in data.items():
+        r = d["test"][0]
+        rows.append({"problem": prob, "instance": r["pts"] if prob == "tsp" else {"items": r["items"],
+                                                                                  "cap": r["cap"]}})
+    return pd.DataFrame(rows, columns=["problem", "instance"])
+
+
+def signature():
+    """The pyfunc's signature, written out: MLflow cannot infer one column that holds a TSP
+    instance (a list of points) in one row and a knapsack instance (a dict) in another, so
+    ``instance`` is ``any`` (solve_rows checks it); the output is one list of ints per row."""
+    from mlflow.models import ModelSignature
+    from mlflow.types.schema import AnyType, Array, ColSpec, DataType, Schema
+
+    return ModelSignature(inputs=Schema([ColSpec(DataType.string, "problem"), ColSpec(AnyType(), "instance")]),
+                          outputs=Schema([ColSpec(Array(DataType.long))]))
+
+
+def save_mlflow(target, weights: Path, config: Path, example) -> None:
+    """The FOARL model as an MLflow pyfunc folder at ``target`` (atomically; pyfunc.py), with
+    ``example`` (:func:`example_frame`) as its input example and :func:`signature`."""
     from stages.common.mlmodel import save_pyfunc
 
-    save_pyfunc(target, Path(__file__).with_name("pyfunc.py"), {"weights": weights, "config": config})
+    save_pyfunc(target, Path(__file__).with_name("pyfunc.py"), {"weights": weights, "config": config},
+                signature=signature(), input_example=example)
 
 
 def solve_rows(model, rows: list[dict]) -> list[list[int]]:

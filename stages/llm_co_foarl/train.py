@@ -10,7 +10,7 @@ The verdict seeds (``ctx.seeds``) run one after another in this process
 (stages.common.seeds.run_seeds); each seed's draws come from its own generators (core.train_seed).
 Outputs: data/llm_co_foarl/models (seed_<s>/{sft,foarl,sft_more}.pt, config.json),
 data/llm_co_foarl/mlflow_model (the first verdict seed's FOARL model, registered as
-``llm_co_foarl-foarl``) and reports/llm_co_foarl/train.json (per seed: learning curve, FOARL curve,
+``llm_co_foarl-foarl``; its input example: the first test instance of each problem) and reports/llm_co_foarl/train.json (per seed: learning curve, FOARL curve,
 losses, CPU seconds per phase).
 """
 from __future__ import annotations
@@ -31,7 +31,7 @@ def main() -> None:
         from stages.common.seeds import run_seeds
 
         from . import core
-        from .store import config_of, save_mlflow
+        from .store import config_of, example_frame, save_mlflow
 
         limit_threads(default=1)
         import torch
@@ -53,7 +53,8 @@ def main() -> None:
             per_seed = run_seeds(seeds, one, what="verdict seed")
             (tmp / "config.json").write_text(json.dumps(cfg, indent=1, sort_keys=True))
         first = ctx.path(seed_dir(MODELS, seeds[0]))
-        save_mlflow(ctx.path(MLFLOW_MODEL), first / "foarl.pt", ctx.path(MODELS) / "config.json")
+        save_mlflow(ctx.path(MLFLOW_MODEL), first / "foarl.pt", ctx.path(MODELS) / "config.json",
+                    example_frame(data))
         ctx.run.log_model(ctx.path(MLFLOW_MODEL), "foarl", params={**cfg, "sft_steps": p.sft_steps,
                                                                    "rl_steps": p.rl_steps, "seed": seeds[0]})
         for seed, m in per_seed.items():

@@ -340,14 +340,16 @@ def theta_from_vector(x: np.ndarray) -> dict:
 # ------------------------------------------------------------------------------- saved policies
 
 
-def save_policy_mlflow(target, state_dict: dict, hidden: int, theta: dict) -> None:
+def save_policy_mlflow(target, state_dict: dict, hidden: int, theta: dict, states: np.ndarray) -> None:
     """Write a policy as an MLflow pyfunc model folder at ``target`` (atomically): ``weights.pt``
     (a state dict), ``config.json`` (width, the loss parameters it was trained with) and
-    stages/mpo/pyfunc.py (models from code)."""
+    stages/mpo/pyfunc.py (models from code). ``states`` (rows of cos, sin, thdot) are its input
+    example, as float64 columns, from which MLflow infers its signature."""
     import json
     import tempfile
     from pathlib import Path
 
+    import pandas as pd
     import torch
 
     from stages.common.mlmodel import save_pyfunc
@@ -357,7 +359,9 @@ def save_policy_mlflow(target, state_dict: dict, hidden: int, theta: dict) -> No
         torch.save(state_dict, weights)
         config.write_text(json.dumps({"hidden": hidden, "obs_dim": OBS_DIM, "n_actions": N_ACTIONS,
                                       "torques": TORQUES.tolist(), "loss": theta}, sort_keys=True, indent=1))
-        save_pyfunc(target, Path(__file__).with_name("pyfunc.py"), {"weights": weights, "config": config})
+        example = pd.DataFrame(np.asarray(states, dtype=np.float64), columns=["cos", "sin", "thdot"])
+        save_pyfunc(target, Path(__file__).with_name("pyfunc.py"), {"weights": weights, "config": config},
+                    input_example=example)
 
 
 def load_policy(weights: str, config: str):

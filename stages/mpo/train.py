@@ -71,7 +71,8 @@ def main() -> None:
         models = {"dpo": grid[out["results"][tgt]["selected"]["dpo_"]], "discovered": out["discovered"]}
         for name, theta in models.items():
             pol = scorers[first].train(theta, f"{tgt}/test0")
-            po.save_policy_mlflow(ctx.path(f"{MODELS}/{name}"), pol.state_dict(), p.hidden, theta)
+            po.save_policy_mlflow(ctx.path(f"{MODELS}/{name}"), pol.state_dict(), p.hidden, theta,
+                                  scorers[first].data[f"{tgt}/test0/s"][:3])     # three of its training states
             ctx.run.log_model(ctx.path(f"{MODELS}/{name}"), f"policy-{name}",
                               params={"flip": p.target_flip, "seed": first,
                                       **{f"loss.{k}": v for k, v in theta.items()}})

@@ -395,14 +395,27 @@ def load_weights(folder) -> tuple[dict, dict]:
     return nets, config
 
 
-def save_mlflow(target, weights_dir) -> None:
+def save_mlflow(target, weights_dir, example: dict) -> None:
     """The student as an MLflow pyfunc model folder at ``target`` (models from code:
-    stages/mtl_kd/pyfunc.py; the weights are an artifact, nothing is pickled)."""
+    stages/mtl_kd/pyfunc.py; the weights are an artifact, nothing is pickled), with the instances
+    ``example`` (vrp's arrays) as its input example, from which MLflow infers its signature."""
     from pathlib import Path
 
     from stages.common.mlmodel import save_pyfunc
 
-    save_pyfunc(target, Path(__file__).with_name("pyfunc.py"), {"weights": weights_dir})
+    save_pyfunc(target, Path(__file__).with_name("pyfunc.py"), {"weights": weights_dir},
+                input_example=frame_from_instances(example))
+
+
+def frame_from_instances(inst: dict):
+    """vrp's instance arrays as the pandas frame the pyfunc takes (:func:`instances_from_frame`'s
+    inverse): lists of floats (x, y, tw_start, tw_end) and ints (demand), int flags."""
+    import pandas as pd
+
+    return pd.DataFrame({"x": inst["xy"][..., 0].tolist(), "y": inst["xy"][..., 1].tolist(),
+                         "demand": inst["demand"].tolist(), "tw_start": inst["window"][..., 0].tolist(),
+                         "tw_end": inst["window"][..., 1].tolist(), "capacity": inst["capacity"].tolist(),
+                         "open": inst["open"].tolist(), "tw": inst["tw"].tolist()})
 
 
 def instances_from_frame(df) -> dict:
@@ -419,5 +432,5 @@ def instances_from_frame(df) -> dict:
     return {"xy": xy, "demand": np.stack([np.asarray(d, np.int64) for d in df["demand"]]),
             "window": np.stack([np.stack([np.asarray(a, float), np.asarray(b, float)], -1)
                                 for a, b in zip(df["tw_start"], df["tw_end"])]),
-            "capacity": df["capacity"].to_numpy(np.int64), "open": df["open"].to_numpy(np.int64),
-            "tw": df["tw"].to_numpy(np.int64)}
+            "capacity": np.array(df["capacity"], np.int64), "open": np.array(df["open"], np.int64),
+            "tw": np.array(df["tw"], np.int64)}      # copies: pandas hands out read-only views

@@ -10,7 +10,8 @@ the seed (train streams, disjoint from the test streams of prepare); every train
 
 Outputs: data/mtl_kd/models/seed_<s>/ (state dicts + config.json), data/mtl_kd/student_model (the
 first verdict seed's student as an MLflow pyfunc model, logged and registered as
-``mtl_kd-student``) and reports/mtl_kd/train.json (per seed).
+``mtl_kd-student``; its input example: the first training instance of each seen variant) and
+reports/mtl_kd/train.json (per seed).
 """
 from __future__ import annotations
 
@@ -69,13 +70,14 @@ def config_of(pt, pp) -> dict:
 
 def main() -> None:
     with stage("mtl_kd", "train", PARAMS) as ctx:
+        import numpy as np
         from tqdm import tqdm
 
         from stages.common.device import limit_threads, select_device
         from stages.common.io import atomic_dir, write_json
         from stages.common.seeds import per_seed_metrics, run_seeds
 
-        from . import models
+        from . import models, vrp
 
         limit_threads()
         device = select_device(ctx.common.device)
@@ -93,7 +95,12 @@ def main() -> None:
 
             results = run_seeds(ctx.seeds, one, what="seed's nets")
         bar.close()
-        models.save_mlflow(ctx.path(STUDENT_MODEL), ctx.path(MODELS) / f"seed_{ctx.seeds[0]}")
+        # the input example: the first training instance of each seen variant (its teacher's
+        # first batch, drawn again from the same stream: models.train_teacher's [seed, 2, k])
+        example = vrp.concat([vrp.take(vrp.generate(v, pp.n, pt.teacher.batch,
+                                                    np.random.default_rng([ctx.seeds[0], 2, k])), [0])
+                              for k, v in enumerate(pp.seen)])
+        models.save_mlflow(ctx.path(STUDENT_MODEL), ctx.path(MODELS) / f"seed_{ctx.seeds[0]}", example)
         ctx.run.log_model(ctx.path(STUDENT_MODEL), "student", params={"n": pp.n, "seen": ",".join(pp.seen),
                                                                       "seed": ctx.seeds[0], **pt.student.model_dump()})
         write_json(ctx.path(TRAIN_METRICS), per_seed_metrics(results))

@@ -221,6 +221,17 @@ def correct(policy: Policy, img, q, counts, gen: torch.Generator) -> np.ndarray:
 DATA_KEYS = ("img", "counts", "q", "chain", "id_img", "id_counts", "id_q", "ood_img", "ood_counts", "ood_q")
 
 
+def policy_frame(img, q):
+    """Images ``img`` (n, 3, grid, grid) and questions ``q`` as the frame the MLflow policy takes
+    (pyfunc.py): ``q`` (int64) and ``p0`` .. ``p{3*grid*grid-1}`` (the image, channel-major, float64:
+    the signature's type, which float32 columns are widened to without loss)."""
+    import pandas as pd
+
+    img = np.asarray(img, dtype=np.float64).reshape(len(img), -1)
+    return pd.concat([pd.DataFrame({"q": np.asarray(q, dtype=np.int64)}),
+                      pd.DataFrame(img, columns=[f"p{i}" for i in range(img.shape[1])])], axis=1)
+
+
 def make_dataset(seed: int, pp) -> dict[str, np.ndarray]:
     """One seed's images (``pp``: the prepare params): train images with their partly wrong SFT
     chains, clean test images (``id_*``) and OOD test images (``ood_*``), all from ``rng([seed, 0])``

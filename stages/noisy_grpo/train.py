@@ -4,7 +4,8 @@ warm-up on the seed's partly wrong chains, then RL from that one SFT policy with
 
 Outputs: data/noisy_grpo/policies.pt (per seed, the state dict of the SFT policy and of each RL run,
 ``<seed>/sft``, ``<seed>/method.replicate``), data/noisy_grpo/model (the first seed's
-NoisyGRPO policy as an MLflow pyfunc model, logged and registered) and reports/noisy_grpo/train.json.
+NoisyGRPO policy as an MLflow pyfunc model, logged and registered; its input example: the first
+seed's first two ID test images and first OOD one) and reports/noisy_grpo/train.json.
 """
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ def main() -> None:
         from stages.common.io import write_bytes, write_json
         from stages.common.seeds import per_seed_metrics, run_seeds
 
-        from .core import DATA_KEYS, train_seed
+        from .core import DATA_KEYS, policy_frame, train_seed
 
         limit_threads(1)              # a 30k-parameter model gains nothing from two threads
         d = np.load(ctx.path(DATASET))
@@ -47,15 +48,19 @@ def main() -> None:
         torch.save(states, buf)
         write_bytes(ctx.path(POLICIES), buf.getvalue())
         first = ctx.seeds[0]
-        save_model(ctx, states[f"{first}/noisy_grpo.0"], pp, p)
+        # the input example: the first seed's first two clean (ID) test images and its first OOD one
+        example = policy_frame(np.concatenate([d[f"s{first}.id_img"][:2], d[f"s{first}.ood_img"][:1]]),
+                               np.concatenate([d[f"s{first}.id_q"][:2], d[f"s{first}.ood_q"][:1]]))
+        save_model(ctx, states[f"{first}/noisy_grpo.0"], pp, p, example)
         runs = len(ctx.seeds) * 4 * p.replicates
         ctx.run.log_metrics({"train_cpu_s": cpu, "rl_steps_per_cpu_s": runs * p.rl_steps / max(cpu, 1e-9)})
         write_json(ctx.path(TRAIN_METRICS), per_seed_metrics({s: out for s, (_, out) in res.items()},
                                                              train_cpu_s=cpu, model_seed=first))
 
 
-def save_model(ctx, state, pp, p) -> None:
-    """The NoisyGRPO policy as an MLflow pyfunc (models from code: stages/noisy_grpo/pyfunc.py)."""
+def save_model(ctx, state, pp, p, example) -> None:
+    """The NoisyGRPO policy as an MLflow pyfunc (models from code: stages/noisy_grpo/pyfunc.py), with
+    ``example`` (core.policy_frame's rows) as its input example, from which MLflow infers its signature."""
     import io
     import json
     import tempfile
@@ -72,7 +77,8 @@ def save_model(ctx, state, pp, p) -> None:
         (Path(tmp) / "config.json").write_text(json.dumps({"grid": pp.grid, "vocab": pp.max_per_colour + 1,
                                                            "d_model": p.d_model}))
         save_pyfunc(ctx.path(MODEL), Path(__file__).with_name("pyfunc.py"),
-                    {"weights": Path(tmp) / "weights.pt", "config": Path(tmp) / "config.json"})
+                    {"weights": Path(tmp) / "weights.pt", "config": Path(tmp) / "config.json"},
+                    input_example=example)
     ctx.run.log_model(ctx.path(MODEL), "noisy_grpo_policy", params=p.model_dump())
 
 

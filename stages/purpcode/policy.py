@@ -196,14 +196,19 @@ def greedy_answers(model: CodeLM, prompts: list[tuple]) -> list[str]:
     return out
 
 
-def save_mlflow(target, model: CodeLM) -> None:
-    """The model as an MLflow pyfunc folder at ``target`` (stages/purpcode/pyfunc.py)."""
+def save_mlflow(target, model: CodeLM, prompts: list) -> None:
+    """The model as an MLflow pyfunc folder at ``target`` (stages/purpcode/pyfunc.py), with
+    ``prompts`` ((task, ctx1, ctx2) triples) as its input example, from which MLflow infers its
+    signature."""
     import tempfile
     from pathlib import Path
+
+    import pandas as pd
 
     from stages.common.mlmodel import save_pyfunc
 
     with tempfile.TemporaryDirectory() as scratch:
         weights = Path(scratch) / "weights.pt"
         weights.write_bytes(state_bytes(model))
-        save_pyfunc(target, Path(__file__).with_name("pyfunc.py"), {"weights": weights})
+        example = pd.DataFrame([list(q) for q in prompts], columns=["task", "ctx1", "ctx2"])
+        save_pyfunc(target, Path(__file__).with_name("pyfunc.py"), {"weights": weights}, input_example=example)

@@ -111,7 +111,8 @@ def main() -> None:
             for key, values in extra["curves"].items():
                 ctx.run.log_curve(f"train.seed{s}.{key}", values)
         models0 = out[ctx.seeds[0]][0]
-        save_mlflow(ctx.path(MODEL), models0["purpcode"])
+        held_out = first["test"]          # two benign and one malicious held-out prompt of the first seed
+        save_mlflow(ctx.path(MODEL), models0["purpcode"], held_out[:2] + held_out[-1:])
         ctx.run.log_model(ctx.path(MODEL), "coder", params={**p.model.model_dump(), "rl_iterations": p.rl.iterations,
                                                                "seed": ctx.seeds[0]})
         write_json(ctx.path(TRAIN_METRICS), per_seed_metrics({s: m for s, (_, m, _) in out.items()},

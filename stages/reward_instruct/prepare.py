@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from stages.common.runtime.stage import stage
 
-from .data import load_digits_scaled
+from .data import example_input, load_digits_scaled
 from .params import PARAMS
 from .paths import MODELS, PREPARE_METRICS, TEACHER_MODEL, seed_dir
 
@@ -117,7 +117,8 @@ def main() -> None:
             results = run_seeds(ctx.seeds, one, what="seed (pre-training)")
         first = ctx.seeds[0]
         save_pyfunc(ctx.path(TEACHER_MODEL), Path(__file__).with_name("pyfunc.py"),
-                    {"weights": ctx.path(MODELS) / seed_dir(first) / "teacher.pt"})
+                    {"weights": ctx.path(MODELS) / seed_dir(first) / "teacher.pt"},
+                    input_example=example_input(ctx.path(MODELS) / seed_dir(first), first))
         ctx.run.log_model(ctx.path(TEACHER_MODEL), "teacher", params={**cfg, "seed": first})
         write_json(ctx.path(PREPARE_METRICS), per_seed_metrics(results))
 

@@ -2,10 +2,11 @@
 model, defined from code (MLflow "models from code"): nothing is unpickled; the weights come from
 the ``weights`` artifact through ``torch.load(weights_only=True)``.
 
-Input: a pandas DataFrame with a column ``class`` (digits 0-9, one row per image) and optionally
-``seed`` (the first row's seed draws the noise of the whole batch; 0 when absent). Output: one
-list of 64 pixels in [-1, 1] (an 8x8 image, row-major) per row, sampled by deterministic DDIM in
-the number of steps saved with the weights (``sample_steps``).
+Input: a pandas DataFrame with int64 columns ``class`` (digits 0-9, one row per image) and
+``seed`` (the first row's seed draws the noise of the whole batch). Output: one list of 64 pixels
+in [-1, 1] (an 8x8 image, row-major) per row, sampled by deterministic DDIM in the number of steps
+saved with the weights (``sample_steps``). The saved model carries its signature (both columns
+required, MLflow enforces it) and an input example, three real rows (data.example_input).
 """
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ class DigitSampler(mlflow.pyfunc.PythonModel):
 
         if "class" not in model_input.columns:
             raise ValueError("reward_instruct sampler: the input needs a column 'class' (digits 0-9)")
-        c = torch.as_tensor(model_input["class"].to_numpy(), dtype=torch.long)
+        c = torch.tensor(model_input["class"].to_numpy(), dtype=torch.long)
         if len(c) and (int(c.min()) < 0 or int(c.max()) >= N_CLASSES):
             raise ValueError(f"reward_instruct sampler: classes must be in 0..{N_CLASSES - 1}")
         seed = int(model_input["seed"].iloc[0]) if "seed" in model_input.columns and len(c) else 0

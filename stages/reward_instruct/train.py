@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from stages.common.runtime.stage import stage
 
-from .data import EXTRA_RUNS, RUNS, sample_key
+from .data import EXTRA_RUNS, RUNS, example_input, sample_key
 from .diffusion import load_classifier
 from .params import PARAMS
 from .paths import GENERATOR_MODEL, MODELS, SAMPLES, TRAIN_METRICS, seed_dir
@@ -145,7 +145,8 @@ def main() -> None:
             np.savez(tmp, **samples)
         weights = ctx.path(GENERATOR_MODEL + ".pt")
         D.save_weights(r0_net["net"], weights, {**r0_net["cfg"], "sample_steps": p.gen_steps})
-        save_pyfunc(ctx.path(GENERATOR_MODEL), Path(__file__).with_name("pyfunc.py"), {"weights": weights})
+        save_pyfunc(ctx.path(GENERATOR_MODEL), Path(__file__).with_name("pyfunc.py"), {"weights": weights},
+                    input_example=example_input(ctx.path(MODELS) / seed_dir(ctx.seeds[0]), ctx.seeds[0]))
         weights.unlink()
         ctx.run.log_model(ctx.path(GENERATOR_MODEL), "r0_generator",
                           params={**r0_net["cfg"], "sample_steps": p.gen_steps, "seed": ctx.seeds[0],

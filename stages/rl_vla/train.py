@@ -122,6 +122,8 @@ def main() -> None:
         import time
         from pathlib import Path
 
+        import pandas as pd
+
         from stages.common.device import limit_threads
         from stages.common.io import atomic_dir, write_json
         from stages.common.mlmodel import save_pyfunc
@@ -138,11 +140,16 @@ def main() -> None:
                 data, more = load_seed_data(ctx.path(DEMOS), p, seed)
                 t0 = time.perf_counter()
                 policies, reports[seed], cpu = train_seed(p, data, more, seed)
+                # the input example (MLflow infers the signature from it): the seed's first two SFT demo observations
+                # (two, not three: each is 13068 pixel values, and the example is stored twice per model)
+                example = pd.DataFrame({"image": [im.ravel().tolist() for im in data["image"][:2]],
+                                        "instruction": [ins.tolist() for ins in data["instruction"][:2]]})
                 for name in METHODS:
                     files = Path(scratch) / str(seed) / name
                     files.mkdir(parents=True)
                     save_pyfunc(out / str(seed) / name, Path(__file__).with_name("pyfunc.py"),
-                                save_files(policies[name], files, env_kw, p.train.arch.model_dump()))
+                                save_files(policies[name], files, env_kw, p.train.arch.model_dump()),
+                                input_example=example)
                 ctx.run.log_metrics({f"cpu_s.{seed}.{k}": v for k, v in cpu.items()})   # timings: MLflow only
                 print(f"  seed {seed} ({i + 1}/{len(ctx.seeds)}) in {time.perf_counter() - t0:.1f}s (total "
                       f"{time.perf_counter() - t_all:.1f}s); CPU s: " + ", ".join(f"{k} {v:.1f}" for k, v in cpu.items()),

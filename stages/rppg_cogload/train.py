@@ -3,7 +3,8 @@ feature configuration, under participant-disjoint cross-validation, with the con
 alone (the remote-versus-contact must's control), blink features shuffled within each participant
 (blink_adds' control), the shared-noise setting, no per-participant normalisation, and permuted
 labels. The final model (logistic regression on remote PPG + remote respiration + blink, fit on
-every recording of the first verdict seed) is saved as an MLflow pyfunc and registered.
+every recording of the first verdict seed) is saved as an MLflow pyfunc and registered, with its first three
+training rows (z-scored features) as its input example.
 
 Outputs: reports/rppg_cogload/train.json (accuracies, ``per_seed``) and data/rppg_cogload/model.
 """
@@ -67,6 +68,7 @@ def main() -> None:
         import time
 
         import numpy as np
+        import pandas as pd
 
         from stages.common.io import write_json
         from stages.common.mlmodel import pinned, save_pyfunc
@@ -94,7 +96,8 @@ def main() -> None:
             with open(spec_path, "w") as f:
                 json.dump(spec, f, indent=1)
             save_pyfunc(ctx.path(MODEL), ctx.path("stages/rppg_cogload/pyfunc.py"), {"spec": spec_path},
-                        requirements=pinned("numpy", "pandas"))
+                        requirements=pinned("numpy", "pandas"),
+                        input_example=pd.DataFrame(x[:3], columns=CONFIGS[FINAL_CONFIG]))
         ctx.run.log_model(ctx.path(MODEL), "load-classifier", params={"config": FINAL_CONFIG, "rows": len(y),
                                                                       "seed": first})
         write_json(ctx.path(TRAIN_METRICS), {"seeds": list(ctx.seeds), "per_seed": {str(s): r for s, r in res.items()},

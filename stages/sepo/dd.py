@@ -176,8 +176,10 @@ def sample_strings(model: Denoiser, n: int, seed: int) -> list[str]:
     return ["".join(ALPHABET[v] for v in row) for row in x]
 
 
-def save_model(target, model: Denoiser, name: str) -> None:
-    """The model as an MLflow pyfunc folder (stages/common/mlmodel.save_pyfunc) at ``target``."""
+def save_model(target, model: Denoiser, name: str, example) -> None:
+    """The model as an MLflow pyfunc folder (stages/common/mlmodel.save_pyfunc) at ``target``, with
+    ``example`` (a DataFrame of ``seed``, ``n``: sampling requests) as its input example, from which
+    MLflow infers its signature."""
     import json
     import tempfile
     from pathlib import Path
@@ -188,7 +190,8 @@ def save_model(target, model: Denoiser, name: str) -> None:
         w, c = Path(tmp) / "weights.pt", Path(tmp) / "config.json"
         torch.save(model.state_dict(), w)
         c.write_text(json.dumps({**config(model), "name": name}))
-        save_pyfunc(target, Path(__file__).with_name("pyfunc.py"), {"weights": w, "config": c})
+        save_pyfunc(target, Path(__file__).with_name("pyfunc.py"), {"weights": w, "config": c},
+                    input_example=example)
 
 
 def load_model(weights, cfg) -> Denoiser:

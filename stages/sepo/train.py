@@ -7,7 +7,8 @@ pre-trained model, mean reward) comes from its exact output distribution: the SE
 ``eval_every`` steps (their curves), RWFT's at the end of each temperature (its curve).
 
 Outputs: data/sepo/pretrained and data/sepo/sepo_model (the first verdict seed's pre-trained and
-released-SEPO models, MLflow pyfunc folders, logged and registered), data/sepo/curves.json (every
+released-SEPO models, MLflow pyfunc folders, logged and registered, each with a sampling request
+as its input example), data/sepo/curves.json (every
 seed's curves), data/sepo/pretrained_dist.npz (every seed's exact pre-trained distribution) and
 reports/sepo/train.json (``per_seed``).
 """
@@ -31,6 +32,7 @@ def seed_rows(data, seeds) -> dict[int, int]:
 def main() -> None:
     with stage("sepo", "train", PARAMS) as ctx:
         import numpy as np
+        import pandas as pd
 
         from stages.common.device import limit_threads
         from stages.common.io import write_json, write_npz
@@ -60,9 +62,12 @@ def main() -> None:
             ctx.run.log_curve(f"seed{s}.released.exact_reward", [c["reward"] for c in r["curves"]["released"]])
 
         first = res[ctx.seeds[0]]                 # the registered models: the first verdict seed's
+        # their input example: the request evaluate makes of the pre-trained model (its seed, the
+        # first verdict seed's x 1000 + 5) and the next seed, a few samples each
+        example = pd.DataFrame({"seed": [ctx.seeds[0] * 1000 + 5, ctx.seeds[0] * 1000 + 6], "n": [4, 2]})
         for target, name, m in ((PRETRAINED, "pretrained", first["models"]["pretrained"]),
                                 (FINETUNED, "sepo", first["models"]["released"])):
-            save_model(ctx.path(target), m, name)
+            save_model(ctx.path(target), m, name, example)
             ctx.run.log_model(ctx.path(target), f"sepo-{name}", params={
                 "length": pp.length, "seed": ctx.seeds[0], **p.pretrain.model_dump(),
                 "exact_mean_reward": first["curves"]["released"][0 if name == "pretrained" else -1]["reward"]})

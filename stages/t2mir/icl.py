@@ -270,6 +270,19 @@ def batch_to_rows(batch) -> np.ndarray:
     return np.concatenate([per.reshape(len(a), -1), q.astype(np.float64)], 1)
 
 
+def example_rows(tasks: dict, k: int, seed: int, n: int = 3):
+    """The pyfunc model's input example: one context of each of the first ``n`` held-out tasks of
+    ``tasks`` (``load_tasks``'s dict), drawn from the task's own pool as the evaluation draws them
+    (``sample_from_pools``, a generator of ``seed``), as a DataFrame of ``context_columns(k)``
+    (float64)."""
+    import pandas as pd
+
+    goals, pools = tasks["test"]
+    ti = np.arange(min(n, len(goals)))
+    b = sample_from_pools(pools, ti, goals, tasks["size"], k, np.random.default_rng([seed, 9]))
+    return pd.DataFrame(batch_to_rows(b), columns=context_columns(k))
+
+
 def rows_to_batch(rows: np.ndarray, k: int) -> dict:
     """Inverse of ``batch_to_rows``."""
     per = rows[:, :6 * k].reshape(len(rows), k, 6)

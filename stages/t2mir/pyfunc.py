@@ -4,8 +4,11 @@ nothing is unpickled; the weights come from the ``weights`` artifact through
 
 Input: a pandas DataFrame, one row per query, with the columns of
 ``stages.t2mir.icl.context_columns(k)``: the ``k`` context transitions ``s{i}_x, s{i}_y, a{i}, r{i},
-s2{i}_x, s2{i}_y`` of one task, then the query cell ``q_x, q_y``. Output: the greedy action
-(0 +x, 1 -x, 2 +y, 3 -y, 4 stay) for each row.
+s2{i}_x, s2{i}_y`` of one task, then the query cell ``q_x, q_y`` (float64, as
+``icl.batch_to_rows`` writes them). Output: the greedy action (0 +x, 1 -x, 2 +y, 3 -y, 4 stay)
+for each row. The saved model carries its signature (those columns as double, the action long)
+and an input example, a context of each of the first verdict seed's first three held-out tasks
+(``icl.example_rows``).
 """
 from __future__ import annotations
 

@@ -32,7 +32,7 @@ def main() -> None:
         from stages.common.mlmodel import save_pyfunc
         from stages.common.seeds import per_seed_metrics, run_seeds
 
-        from .icl import MODEL_KEYS, STUDY_VARIANTS, load_tasks
+        from .icl import MODEL_KEYS, STUDY_VARIANTS, example_rows, load_tasks
         from .run import train_seed
 
         limit_threads()
@@ -63,6 +63,8 @@ def main() -> None:
         configs = {v: {"size": size, "k": p.k, "variant": v, **{key: cfg[key] for key in MODEL_KEYS}}
                    for v in STUDY_VARIANTS}
         first = ctx.seeds[0]
+        # the served models' input example: a context of each of the first seed's first three held-out tasks
+        example = example_rows(load_tasks(ctx.path(TASKS), first), p.k, first)
         with atomic_dir(ctx.path(MODELS)) as tmp:
             write_npz(tmp / "losses.npz", curves)
             for v in STUDY_VARIANTS:
@@ -74,7 +76,7 @@ def main() -> None:
                 (tmp / f"s{seed}" / f"{v}.pt").write_bytes(buf.getvalue())
             for v in STUDY_VARIANTS:        # the served models: the first verdict seed's
                 save_pyfunc(tmp / f"{v}_pyfunc", code, {"weights": tmp / f"s{first}" / f"{v}.pt",
-                                                        "config": tmp / f"{v}.json"})
+                                                        "config": tmp / f"{v}.json"}, input_example=example)
         for v in STUDY_VARIANTS:
             ctx.run.log_model(ctx.path(MODELS) / f"{v}_pyfunc", v, params=configs[v])
         write_json(ctx.path(TRAIN_METRICS), per_seed_metrics(results))

@@ -11,8 +11,9 @@
   epochs, batch and learning rate as the cold start (RL replaced by SFT on its questions).
 
 Every verdict seed (``ctx.seeds``) is trained in this process, one after another (run_seeds).
-Every agent is saved as an MLflow pyfunc model (data/webdancer/models/<seed>/<agent>); the first
-verdict seed's agents are logged and registered.
+Every agent is saved as an MLflow pyfunc model (data/webdancer/models/<seed>/<agent>), its input
+example the first three observations of the seed's cold-start trajectories; the first verdict
+seed's agents are logged and registered.
 Outputs: data/webdancer/models and reports/webdancer/train.json.
 """
 from __future__ import annotations
@@ -89,6 +90,8 @@ def main() -> None:
         import time
         from pathlib import Path
 
+        import pandas as pd
+
         from stages.common.device import limit_threads
         from stages.common.io import atomic_dir, write_json
         from stages.common.mlmodel import save_pyfunc
@@ -100,10 +103,12 @@ def main() -> None:
         limit_threads()          # one thread: a 32-wide transformer gains nothing from two
         p, env = ctx.params.train, ctx.params.env
         lay = Layout(env.k, env.depth, env.n_topics, env.n_values)
-        pols, reports, cpus = {}, {}, {}
+        pols, reports, cpus, examples = {}, {}, {}, {}
 
         def one(seed: int) -> dict:
             sites, qs, traj = agent.load_data(ctx.path(DATA), seed)
+            # the seed's models' input example: the first three observations of its cold-start trajectories
+            examples[seed] = pd.DataFrame({"obs": [[int(t) for t in o] for o in traj["obs"][:3]]})
             pols[seed], reports[seed], cpus[seed] = train_seed(
                 lay, env, p, sites, qs, traj, seed, log=lambda k, v: ctx.run.log_curve(f"seed{seed}.{k}", v))
             return reports[seed]
@@ -116,7 +121,7 @@ def main() -> None:
                     files = Path(scratch) / str(seed) / name
                     files.mkdir(parents=True)
                     save_pyfunc(out / str(seed) / name, Path(__file__).with_name("pyfunc.py"),
-                                agent.save_files(pols[seed][name], files))
+                                agent.save_files(pols[seed][name], files), input_example=examples[seed])
         for name in AGENTS:          # one registered model per agent: the first verdict seed's
             ctx.run.log_model(ctx.path(MODELS) / str(ctx.seeds[0]) / name, name,
                               params={"agent": name, "seed": ctx.seeds[0]})

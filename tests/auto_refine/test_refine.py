@@ -78,16 +78,21 @@ def test_policy_round_trips_through_the_pyfunc_model(tmp_path):
     import pandas as pd
 
     torch.manual_seed(0)
-    pol = R.Scorer(R.n_features(3), 4)
-    R.save_mlflow(tmp_path / "m", pol, 3, 4)
-    x = torch.rand(2, 3, R.n_features(3))
+    env, test = _hop2_env()
+    pol = R.Scorer(R.n_features(env.k), 4)
+    example = R.input_example(pol, env, test[0])          # one real decision's candidates
+    assert len(example) == env.k and list(example.columns[:2]) == ["decision", "f0"]
+    R.save_mlflow(tmp_path / "m", pol, env.k, 4, example)
+    model = mlflow.pyfunc.load_model(str(tmp_path / "m"))
+    assert model.metadata.signature.inputs.input_names() == list(example.columns)
+    assert np.sum(model.predict(example)) == pytest.approx(1.0)
+    x = torch.rand(2, 3, R.n_features(env.k))
     want = pol(x, torch.ones(2, 3, dtype=torch.bool)).exp().reshape(-1)
-    df = pd.DataFrame(x.reshape(6, -1).numpy(), columns=[f"f{i}" for i in range(R.n_features(3))])
+    df = pd.DataFrame(x.reshape(6, -1).numpy(), columns=[f"f{i}" for i in range(R.n_features(env.k))])   # float32
     df["decision"] = [0, 0, 0, 1, 1, 1]
-    got = mlflow.pyfunc.load_model(str(tmp_path / "m")).predict(df)
-    np.testing.assert_allclose(got, want.detach().numpy(), atol=1e-6)
-    with pytest.raises(ValueError, match="needs the columns decision"):
-        mlflow.pyfunc.load_model(str(tmp_path / "m")).predict(df.drop(columns=["decision"]))
+    np.testing.assert_allclose(model.predict(df), want.detach().numpy(), atol=1e-6)
+    with pytest.raises(Exception, match="missing inputs \\['decision'\\]"):       # the signature's schema check
+        model.predict(df.drop(columns=["decision"]))
 
 
 def _hop2_env():

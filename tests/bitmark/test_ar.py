@@ -63,7 +63,14 @@ def test_pyfunc_samples_and_scores(tmp_path):
 
     m = ar.build(8, 1, 0)
     code = Path(ar.__file__).with_name("pyfunc.py")
-    save_model(tmp_path / "model", m, {"hidden": 8, "layers": 1, "key": 7, "ngram": 2, "seed": 0}, code)
+    save_model(tmp_path / "model", m, {"hidden": 8, "layers": 1, "key": 7, "ngram": 2, "seed": 0}, code, [5, 0, 9])
+    from mlflow.models import Model
+
+    meta = Model.load(str(tmp_path / "model"))      # the signature: both modes' columns optional, the params
+    assert {c.name: c.required for c in meta.signature.inputs.inputs if c.name in ("label", "b0")} == {
+        "label": False, "b0": False}
+    assert {p.name: p.default for p in meta.signature.params.params} == {"delta": 0.0, "seed": 0}
+    assert meta.load_input_example(str(tmp_path / "model"))["label"].tolist() == [5, 0, 9]
     model = load_model(str(tmp_path / "model"))
     out = model.predict(pd.DataFrame({"label": [0, 1, 2, 3]}), params={"delta": 2.0, "seed": 1})
     assert list(out.columns[:2]) == ["p0", "p1"] and len(out) == 4 and out["z"].mean() > 1

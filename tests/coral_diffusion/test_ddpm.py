@@ -95,12 +95,16 @@ def test_pyfunc_round_trip(tmp_path):
 
     model, _, _ = _tiny_model()
     p = TrainStep(**TINY, coral_weight=0.5)
-    ddpm.save_mlflow(tmp_path / "m", model, ddpm.model_config(p, sample_steps=5))
+    ddpm.save_mlflow(tmp_path / "m", model, ddpm.model_config(p, sample_steps=5), [4, 0, 7])
     loaded = mlflow.pyfunc.load_model(str(tmp_path / "m"))
-    out = np.asarray(loaded.predict(pd.DataFrame({"label": [1, 2], "seed": [3, 3]})))
+    out = np.asarray(loaded.predict(pd.DataFrame({"label": [1, 2]}), params={"seed": 3}))
     want = (ddpm.sample(model, [1, 2], T=20, sample_steps=5, seed=3) + 1) * 8
     assert out.shape == (2, 64) and np.allclose(out, want, atol=1e-5)
-    with pytest.raises(Exception, match="needs a column 'label'"):
+    default = np.asarray(loaded.predict(pd.DataFrame({"label": [1, 2]})))       # the param's default: seed 0
+    assert np.allclose(default, (ddpm.sample(model, [1, 2], T=20, sample_steps=5, seed=0) + 1) * 8, atol=1e-5)
+    sig = loaded.metadata.signature
+    assert sig.inputs.input_names() == ["label"] and sig.params.to_dict()[0]["default"] == 0
+    with pytest.raises(Exception, match="missing inputs \\['label'\\]"):       # the signature's schema check
         loaded.predict(pd.DataFrame({"digit": [1]}))
 
 

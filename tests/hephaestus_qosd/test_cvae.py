@@ -38,7 +38,7 @@ def test_mixture_learns_a_toy_map_and_round_trips(tmp_path):
     from mlflow.utils import environment
 
     check = environment.warn_dependency_requirement_mismatches
-    cvae.save_mlflow(tmp_path / "m", model, P)
+    cvae.save_mlflow(tmp_path / "m", model, P, c[:3])
     assert environment.warn_dependency_requirement_mismatches is check    # the skipped scan is put back
     again = cvae.load_model_dir(tmp_path / "m")
     np.testing.assert_allclose(cvae.decode_mean(again, c), pred, atol=1e-6)
@@ -74,7 +74,7 @@ def test_training_starts_from_the_initial_model_and_blind_is_it(tmp_path):
     for k, v in start.state_dict().items():
         assert torch.equal(v, still.state_dict()[k]), k
     trained, _ = cvae.train_model(x, c, NS(**{**vars(P), "steps": 5}), seed=7, progress=False)
-    cvae.save_mlflow(tmp_path / "m", trained, P)
+    cvae.save_mlflow(tmp_path / "m", trained, P, c[:3])
     blind = cvae.untrained_like(tmp_path / "m", 7)
     assert all(torch.equal(v, start.state_dict()[k]) for k, v in blind.state_dict().items())
     assert not all(torch.equal(v, trained.state_dict()[k]) for k, v in blind.state_dict().items())

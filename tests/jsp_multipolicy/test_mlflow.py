@@ -1,6 +1,7 @@
 """The trained networks as MLflow pyfunc models (stages/jsp_multipolicy/pyfunc.py): saved, loaded
 back by MLflow, each gives the evaluate stage's best makespans (same samples, same seed), with a
-dispatch sequence and start times that check; models.pt's bytes do not depend on where it is
+dispatch sequence and start times that check, and carries its signature and input example;
+models.pt's bytes do not depend on where it is
 written; a bad input is named."""
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ KW = {"steps": 2, "instances": 2, "samples": 8, "n_jobs": 4, "n_machines": 3, "h
 def test_logged_models_reproduce_the_evaluate_makespans(tmp_path):
     import mlflow.pyfunc
     import pandas as pd
+    from mlflow.models import Model
 
     nets = {arm: train_arm(arm, [1000], **KW)[0][0] for arm in ("single", "multi")}
     models = {name: entry(net) for name, net in nets.items()}
@@ -27,16 +29,22 @@ def test_logged_models_reproduce_the_evaluate_makespans(tmp_path):
     (tmp_path / "weights.pt").write_bytes(blob)
     M, D = random_instances(3, 5, 4, np.random.default_rng(7))
     want = {name: best_of([net], M, D, 8, [11])[0][0] for name, net in load_nets(tmp_path / "weights.pt").items()}
-    save_mlflow(tmp_path / "mlflow", models, samples=8)
+    save_mlflow(tmp_path / "mlflow", models, 8, M[:2], D[:2])
     frame = pd.DataFrame({"machines": M.tolist(), "durations": D.tolist()})
     for name in nets:
-        loaded = mlflow.pyfunc.load_model(str(tmp_path / "mlflow" / name))
+        path = str(tmp_path / "mlflow" / name)
+        meta = Model.load(path)
+        assert {c.name for c in meta.signature.inputs.inputs} == {"machines", "durations"}
+        assert [c.name for c in meta.signature.outputs.inputs] == ["makespan", "sequence", "start"]
+        assert {p.name: p.default for p in meta.signature.params.params} == {"samples": 8, "seed": 0}
+        assert meta.load_input_example(path)["machines"].tolist() == M[:2].tolist()
+        loaded = mlflow.pyfunc.load_model(path)
         got = loaded.predict(frame, params={"samples": 8, "seed": 11})
         assert list(got["makespan"]) == want[name].astype(int).tolist()
         for k, row in got.iterrows():
             assert sorted(row["sequence"]) == sorted(list(range(5)) * 4)
             assert check_schedule(M[k], D[k], np.array(row["start"])) == row["makespan"]
-    with pytest.raises(Exception, match="missing \\['durations'\\]"):
+    with pytest.raises(Exception, match="missing inputs \\['durations'\\]"):   # the signature's check
         loaded.predict(frame.drop(columns="durations"))
     bad = frame.copy()
     bad.at[0, "machines"] = [[0, 0, 1, 2]] * 5

@@ -152,3 +152,33 @@ def test_a_repeated_prompt_is_encoded_once_with_the_same_logits():
         once = model(src, seq, repeat=2)
         each = model(src.repeat_interleave(2, 0), seq)
     assert torch.allclose(once, each, atol=1e-5)
+
+
+def test_the_mlflow_model_carries_its_signature_and_example_and_solves_as_solve_rows(tmp_path):
+    """The pyfunc (pyfunc.py) with store.example_frame's rows (a TSP and a knapsack instance in one
+    frame) as its example and store.signature: loaded back, it answers what solve_rows answers."""
+    import json
+
+    import mlflow.pyfunc
+    import torch
+    from mlflow.models import Model
+
+    from stages.llm_co_foarl import store
+
+    cfg = {"d_model": 16, "heads": 2, "enc_layers": 1, "dec_layers": 1, "entities": True, "pointer": True}
+    torch.manual_seed(0)
+    model = store.build(cfg).eval()
+    torch.save(model.state_dict(), tmp_path / "foarl.pt")
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    data = {"tsp": {"test": [{"pts": [[1, 2], [50, 60], [90, 10], [30, 30]], "opt": 1.0}]},
+            "kp": {"test": [{"items": [[10, 5], [20, 9], [7, 3]], "cap": 25, "chosen": [0], "opt": 5.0}]}}
+    example = store.example_frame(data)
+    store.save_mlflow(tmp_path / "m", tmp_path / "foarl.pt", tmp_path / "config.json", example)
+    meta = Model.load(str(tmp_path / "m"))
+    assert meta.signature.inputs.input_names() == ["problem", "instance"] and meta.signature.outputs is not None
+    saved = meta.load_input_example(str(tmp_path / "m"))
+    assert saved.to_dict("records") == example.to_dict("records")
+    got = mlflow.pyfunc.load_model(str(tmp_path / "m")).predict(saved)
+    assert got == store.solve_rows(model, example.to_dict("records"))
+    with pytest.raises(Exception, match="instance"):
+        mlflow.pyfunc.load_model(str(tmp_path / "m")).predict(example[["problem"]])

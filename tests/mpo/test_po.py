@@ -95,7 +95,7 @@ def test_saved_policy_predicts_torques(tmp_path):
     from stages.mpo.pyfunc import MpoPolicy
 
     pol = po.make_policy(4)
-    po.save_policy_mlflow(tmp_path / "m", pol.state_dict(), 4, po.dpo(1.0))
+    po.save_policy_mlflow(tmp_path / "m", pol.state_dict(), 4, po.dpo(1.0), np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.5]]))
     art = tmp_path / "m" / "artifacts"
     model = MpoPolicy()
     model.load_context(type("C", (), {"artifacts": {"weights": str(art / "weights.pt"),

@@ -116,3 +116,28 @@ def test_the_compact_student_scores_as_the_full_one():
         tours_full = models.solve(net, inst)[1]
         net.compact = True
         assert models.solve(net, inst)[1] == tours_full
+
+
+def test_the_mlflow_student_carries_its_signature_and_example_and_solves_as_the_stage(tmp_path):
+    """The pyfunc (stages/mtl_kd/pyfunc.py) saved with real instances as its example: MLflow
+    infers the signature from them, and the loaded model gives models.solve's costs and routes."""
+    import json
+
+    import mlflow.pyfunc
+    from mlflow.models import Model
+
+    torch.manual_seed(0)
+    net = models.make("student", _P()).eval()
+    (tmp_path / "w").mkdir()
+    models.save_weights(tmp_path / "w", {"student": net}, {"student": {"dim": 16, "layers": 1, "heads": 2},
+                                                          "nets": {"student": "student"}})
+    inst = vrp.concat([vrp.generate(v, 6, 1, np.random.default_rng(k)) for k, v in enumerate(vrp.VARIANTS)])
+    models.save_mlflow(tmp_path / "m", tmp_path / "w", vrp.take(inst, [0, 2]))
+    meta = Model.load(str(tmp_path / "m"))
+    assert [c.name for c in meta.signature.outputs.inputs] == ["cost", "routes"]
+    assert len(meta.load_input_example(str(tmp_path / "m"))) == 2
+    frame = models.frame_from_instances(inst)
+    assert all(np.array_equal(a, b) for a, b in zip(models.instances_from_frame(frame).values(), inst.values()))
+    got = mlflow.pyfunc.load_model(str(tmp_path / "m")).predict(frame)
+    cost, routes = models.solve(net, inst)
+    assert np.allclose(got["cost"], cost) and [json.loads(r) for r in got["routes"]] == routes

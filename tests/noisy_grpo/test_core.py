@@ -89,3 +89,31 @@ def test_rl_step_runs_for_every_method():
         curve = core.rl(pol, pol, img, q, cnt, m, 2, 2, 4, 1e-3, 0.2, 0.02, 1, 0.6, 0.0, 1.0, 0.25,
                         torch.Generator().manual_seed(0))
         assert len(curve) == 2 and all(0 <= c <= 1 for c in curve)
+
+
+def test_mlflow_policy_carries_its_signature_and_example_and_answers_as_the_policy(tmp_path):
+    """The pyfunc (stages/noisy_grpo/pyfunc.py) saved with core.policy_frame rows as its example:
+    MLflow infers the signature, and the loaded model gives the policy's greedy chains for float64
+    and float32 pixel columns alike."""
+    import json
+
+    import mlflow.pyfunc
+    from mlflow.models import Model
+
+    from stages.common.mlmodel import save_pyfunc
+
+    torch.manual_seed(0)
+    pol = core.Policy(4, 3, d_model=16).eval()
+    torch.save(pol.state_dict(), tmp_path / "weights.pt")
+    (tmp_path / "config.json").write_text(json.dumps({"grid": 4, "vocab": 3, "d_model": 16}))
+    img, _, q = core.make_images(5, 4, 2, np.random.default_rng(0))
+    save_pyfunc(tmp_path / "m", "stages/noisy_grpo/pyfunc.py", {"weights": tmp_path / "weights.pt",
+                                                                "config": tmp_path / "config.json"},
+                input_example=core.policy_frame(img[:2], q[:2]))
+    meta = Model.load(str(tmp_path / "m"))
+    assert meta.signature.inputs.input_names()[:2] == ["q", "p0"] and meta.signature.outputs is not None
+    want = pol.sample(torch.as_tensor(img), torch.as_tensor(q), torch.Generator().manual_seed(0), greedy=True)
+    loaded = mlflow.pyfunc.load_model(str(tmp_path / "m"))
+    frame = core.policy_frame(img, q)
+    assert loaded.predict(frame) == want.tolist()
+    assert loaded.predict(frame.astype({c: "float32" for c in frame.columns[1:]})) == want.tolist()

@@ -32,4 +32,4 @@ def test_smoke_chain_reruns_to_the_same_outputs(rerun_study):
     assert a == model.predict(pd.DataFrame({"class": [0, 3, 9], "seed": 5})) and len(a) == 3 and len(a[0]) == 64
     assert max(max(abs(v) for v in row) for row in a) <= 1.0
     with pytest.raises(Exception, match="classes must be in 0..9"):
-        model.predict(pd.DataFrame({"class": [10]}))
+        model.predict(pd.DataFrame({"class": [10], "seed": 0}))

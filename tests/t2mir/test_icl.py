@@ -10,7 +10,7 @@ import torch
 
 from stages.t2mir.env import oracle_return
 from stages.t2mir.icl import (ICT, VARIANTS, balance_loss, batch_to_rows, context_columns, contrastive_loss, encode,
-                              feature_dim, make_pools, rows_to_batch, sample_batch, sample_from_pools, split_tasks,
+                              example_rows, feature_dim, make_pools, rows_to_batch, sample_batch, sample_from_pools, split_tasks,
                               top_k_weights)
 from stages.t2mir.run import action_accuracy, oracle_returns, other_tasks, rollout_returns, train_model
 
@@ -131,3 +131,16 @@ def test_pyfunc_predicts_the_models_greedy_action_and_names_missing_columns(tmp_
     assert pol.predict(None, df) == want
     with pytest.raises(ValueError, match="missing, first 'q_x'"):
         pol.predict(None, df.drop(columns=["q_x"]))
+
+
+def test_the_input_example_is_one_context_of_each_first_held_out_task():
+    goals = np.array([[0, 3], [2, 2], [1, 1], [3, 0]])
+    pools = make_pools(goals, 4, 20, np.random.default_rng(0))
+    tasks = {"size": 4, "test": (goals, pools)}
+    ex = example_rows(tasks, 5, 0)
+    assert list(ex.columns) == context_columns(5) and len(ex) == 3 and (ex.dtypes == np.float64).all()
+    b = rows_to_batch(ex.to_numpy(), 5)
+    for t in range(3):        # every transition comes from its own task's pool
+        pool = {tuple(x) for x in np.concatenate([pools["s"][t], pools["a"][t][:, None], pools["s2"][t]], 1)}
+        assert {tuple(x) for x in np.concatenate([b["s"][t], b["a"][t][:, None], b["s2"][t]], 1)} <= pool
+    assert ex.equals(example_rows(tasks, 5, 0))

@@ -73,3 +73,26 @@ def test_saved_policy_loads_to_the_same_outputs(tmp_path):
     x = torch.randint(0, lay.vocab, (5, lay.obs_len))
     with torch.no_grad():
         assert torch.equal(pol(x), back(x))
+
+
+def test_the_mlflow_agent_carries_its_signature_and_example_and_acts_as_the_policy(tmp_path):
+    """The pyfunc (stages/webdancer/pyfunc.py) saved with observation rows as its example: MLflow
+    infers its signature from them, and the loaded model's actions are the policy's argmax."""
+    import mlflow.pyfunc
+    import pandas as pd
+    from mlflow.models import Model
+
+    from stages.common.mlmodel import save_pyfunc
+
+    lay = Layout(3, 2, 6, 4)
+    torch.manual_seed(0)
+    pol = agent.make_policy(lay, 8, 1, 2)
+    (tmp_path / "files").mkdir()
+    x = torch.randint(0, lay.vocab, (5, lay.obs_len))
+    save_pyfunc(tmp_path / "m", "stages/webdancer/pyfunc.py", agent.save_files(pol, tmp_path / "files"),
+                input_example=pd.DataFrame({"obs": x[:3].tolist()}))
+    meta = Model.load(str(tmp_path / "m"))
+    assert meta.signature.inputs.input_names() == ["obs"] and meta.signature.outputs is not None
+    got = mlflow.pyfunc.load_model(str(tmp_path / "m")).predict(pd.DataFrame({"obs": x.tolist()}))
+    with torch.no_grad():
+        assert got == pol(x).argmax(1).tolist()

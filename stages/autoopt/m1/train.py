@@ -27,7 +27,8 @@ from stages.common.runtime.stage import stage
 from ..params import AutoOptParams
 from ..paths import CSV_VAL_CURVE, DATASET, MODEL_DIR, PLOT_VAL_CURVE
 from ..paths import TRAIN_METRICS as METRICS
-from .training import TRAIN_SPLIT, bucketed_batches, images_array, lr_at, save_mlflow_model, seed_checkpoint
+from .training import (TRAIN_SPLIT, bucketed_batches, images_array, lr_at, png_frame, save_mlflow_model,
+                       seed_checkpoint)
 
 
 def model_config(vocab_size: int, tp):
@@ -205,14 +206,14 @@ def train_seeds(seeds: list[int], workers: int, *, xs: list, ys: list, cfg, tp, 
     in forked processes of ``threads`` torch threads (nothing is pickled in; one seed's draws
     depend only on that seed, whichever worker runs it). Returns seed -> (CPU weights, losses,
     validation curve, training seconds)."""
-    import multiprocessing as mpc
+    from stages.common.forkpool import fork_pool
 
     _FORKED.update(xs=xs, ys=ys, cfg=cfg, tp=tp, device=device, validate=validate, threads=threads)
     try:
         if workers <= 1 or len(seeds) == 1:
             out = [_train_seed(s) for s in seeds]
         else:
-            with mpc.get_context("fork").Pool(min(workers, len(seeds))) as pool:
+            with fork_pool(min(workers, len(seeds))) as pool:
                 out = pool.map(_train_seed, seeds, chunksize=1)
     finally:
         _FORKED.clear()
@@ -372,7 +373,9 @@ def main() -> None:
         out_dir.mkdir(parents=True, exist_ok=True)
         res = (train_lines if tp.design == "lines" else train_page)(ctx, dd, vocab, tp, device, out_dir)
         write_text(out_dir / "vocab.json", json.dumps(vocab.tokens, indent=0) + "\n")
-        save_mlflow_model(out_dir / "mlflow_model", out_dir / "main.pt")
+        # its input example (MLflow infers the signature from it): the first two validation images, as PNG bytes
+        save_mlflow_model(out_dir / "mlflow_model", out_dir / "main.pt",
+                          input_example=png_frame(dd["validation"].select(range(2))["image"]))
         per = res["per_seed"]
         seeds = list(per)
         results = {s: {"final_loss": float(np.mean(v["losses"][-20:])),

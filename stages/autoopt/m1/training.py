@@ -55,14 +55,31 @@ def bucketed_batches(lengths, batch_size: int, pool: int, gen):
     return [batches[k] for k in torch.randperm(len(batches), generator=gen).tolist()]
 
 
+def png_frame(images):
+    """The M1 model's input for PIL ``images``: a DataFrame with one PNG-encoded image (bytes) per
+    row in the column ``image``."""
+    import io
+
+    import pandas as pd
+
+    def png(img) -> bytes:
+        buf = io.BytesIO()
+        img.save(buf, format="PNG")
+        return buf.getvalue()
+
+    return pd.DataFrame({"image": [png(im) for im in images]})
+
+
 def save_mlflow_model(target, checkpoint, code_file=None,
-                      requirements: tuple[str, ...] = ("torch==2.13.0", "numpy==2.4.6", "pillow")) -> None:
+                      requirements: tuple[str, ...] = ("torch==2.13.0", "numpy==2.4.6", "pillow"), *,
+                      input_example) -> None:
     """An MLflow pyfunc model (models from code: the file ``code_file``, by default M1's
-    ``pyfunc.py`` in this folder, + the checkpoint artifact), written atomically to ``target``.
+    ``pyfunc.py`` in this folder, + the checkpoint artifact), written atomically to ``target``,
+    with ``input_example`` (a few rows its predict takes) from which MLflow infers its signature.
     M1 and M2's seq2seq model (which passes its own ``m2/pyfunc.py``) both use it."""
     from pathlib import Path
 
     from stages.common.mlmodel import save_pyfunc
 
     code = Path(code_file) if code_file is not None else Path(__file__).with_name("pyfunc.py")
-    save_pyfunc(target, code, {"checkpoint": checkpoint}, requirements=requirements)
+    save_pyfunc(target, code, {"checkpoint": checkpoint}, requirements=requirements, input_example=input_example)

@@ -179,6 +179,7 @@ def main() -> None:
 
         import datasets
         import numpy as np
+        import pandas as pd
         import torch
 
         from stages.common.device import limit_threads, select_device
@@ -231,7 +232,8 @@ def main() -> None:
                             {"train_size": len(train), "steps": tp.steps, "seed": seed})
             if seed == seeds[0]:
                 save_mlflow_model(out_dir / "mlflow_model", seq2seq_checkpoint(out_dir, seed), code_file=PYFUNC,
-                                  requirements=("torch==2.13.0", "pandas"))
+                                  requirements=("torch==2.13.0", "pandas"),
+                                  input_example=pd.DataFrame({"latex": val["latex"][:2]}))   # two validation rows
             last = history[-1]
             results[seed] = {
                 "final_train_loss": float(np.mean(losses[-20:])),

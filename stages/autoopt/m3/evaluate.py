@@ -79,14 +79,14 @@ def _job(args) -> list[dict]:
 def run_jobs(jobs: list[tuple[int, int, int]], mp, desc: str) -> list[dict]:
     """Every (verdict seed, index into problems(), run) on ``mp.workers`` processes (forked, one
     thread each), rows in the jobs' order whatever the finishing order; a progress line every 5 s."""
-    import multiprocessing as mpc
-
     from tqdm import tqdm
+
+    from stages.common.forkpool import fork_pool
 
     args = [(s, i, r, mp) for s, i, r in jobs]
     if mp.workers == 1:
         return [row for a in tqdm(args, desc=desc, mininterval=5) for row in _job(a)]
-    with mpc.get_context("fork").Pool(mp.workers) as pool:
+    with fork_pool(mp.workers) as pool:
         out = list(tqdm(pool.imap(_job, args, chunksize=1), total=len(args), desc=desc, mininterval=5))
     return [row for rows in out for row in rows]
 

@@ -220,6 +220,13 @@ class StageRun:
         if not (model_dir / "MLmodel").is_file():
             raise FileNotFoundError(f"log_model: {model_dir} has no MLmodel file (save the model with "
                                     f"mlflow.<flavor>.save_model first)")
+        import yaml
+
+        signature = (yaml.safe_load((model_dir / "MLmodel").read_text()) or {}).get("signature") or {}
+        if not (signature.get("inputs") and signature.get("outputs")):
+            raise ValueError(f"log_model: {model_dir} has no input and output signature: save it with "
+                             f"stages.common.mlmodel.save_pyfunc and an input_example, so the registry "
+                             f"shows what the model takes and returns")
         exp_id = self.client.get_run(self.run_id).info.experiment_id
         flat = {k: str(v) for k, v in flatten(params or {}).items()}
         model = retry(lambda: self.client.create_logged_model(exp_id, name=name, source_run_id=self.run_id,

@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from stages.common.runtime import tracking
@@ -29,7 +30,8 @@ def saved_model(tmp_path_factory) -> Path:
 
     base = tmp_path_factory.mktemp("model")
     (base / "double.py").write_text(DOUBLE)
-    mlflow.pyfunc.save_model(str(base / "model"), python_model=str(base / "double.py"), pip_requirements=[])
+    mlflow.pyfunc.save_model(str(base / "model"), python_model=str(base / "double.py"), pip_requirements=[],
+                             input_example=np.array([1.0, 2.0]))
     return base / "model"
 
 
@@ -140,7 +142,7 @@ def test_ledger_alias_follows_the_metrics_in_the_workspace(tmp_path, monkeypatch
     assert not (tmp_path / "mlflow.db").exists()            # nothing went to MLflow's default store
     monkeypatch.setenv("MLFLOW_TRACKING_URI", tracking.tracking_uri(root))    # as the README says
     model = mlflow.pyfunc.load_model("models:/t_study-double@ledger")
-    assert list(model.predict([1, 2])) == [2, 4]
+    assert list(model.predict(np.array([1.0, 2.0]))) == [2.0, 4.0]
     (root / METRICS).write_text('{"loss": 9}')
     assert "removed" in run.alias_models("ledger")[0]
     assert "ledger" not in c.get_registered_model("t_study-double").aliases
@@ -206,7 +208,7 @@ def test_registration_and_alias_against_a_tracking_server(tmp_path, monkeypatch,
         ledger = tracking.StageRun("ledger", "build", "ledger", "smoke", {}, root=root)
         ledger.alias_models("ledger")
         ledger.finish()
-        assert list(mlflow.pyfunc.load_model("models:/t_study-double@ledger").predict([3])) == [6]
+        assert list(mlflow.pyfunc.load_model("models:/t_study-double@ledger").predict(np.array([3.0]))) == [6.0]
         assert any((tmp_path / "served").rglob("MLmodel"))
         exp = c.get_experiment_by_name("t_study")
         assert exp.tags["mlflow.experimentKind"] == "custom_model_development"

@@ -82,3 +82,43 @@ def test_smoke_models_load_by_alias_and_predict(store):
     m2 = mlflow.pyfunc.load_model("models:/autoopt-m2_seq2seq@ledger")
     scripts = m2.predict(pd.DataFrame({"latex": printed["latex"][:2]}))
     assert len(scripts) == 2 and all(isinstance(s, str) and s for s in scripts)
+
+
+
+def _studies_registering() -> set[str]:
+    """The studies whose code calls ``log_model`` (the names are often built at run time, one
+    per learner or method: the smoke build says which)."""
+    import ast
+
+    from tests.helpers import REPO
+
+    studies = set()
+    for path in sorted((REPO / "stages").rglob("*.py")):
+        study = path.relative_to(REPO / "stages").parts[0]
+        if study != "common" and any(isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "log_model"
+                                     for node in ast.walk(ast.parse(path.read_text()))):
+            studies.add(study)
+    return studies
+
+
+@pytest.mark.study
+def test_every_registered_model_has_a_signature_and_predicts_its_example(store):
+    """Every study whose code registers a model registered at least one in the smoke build, and
+    every registered model's ledger version has an input and an output schema and an input
+    example; loaded by alias it predicts on that example, and what it returns has the output
+    schema it was saved with."""
+    import mlflow.pyfunc
+    from mlflow.models import infer_signature
+
+    _, c = store
+    names = sorted(m.name for m in c.search_registered_models())
+    studies = _studies_registering()
+    assert len(studies) >= 25 and {n.split("-")[0] for n in names} == studies, (sorted(studies), names)
+    for name in names:
+        model = mlflow.pyfunc.load_model(f"models:/{name}@ledger")
+        sig = model.metadata.signature
+        assert sig is not None and sig.inputs is not None and sig.outputs is not None, f"{name}: no signature"
+        example = model.input_example
+        assert example is not None, f"{name}: no input example"
+        out = model.predict(example)
+        assert infer_signature(example, out).outputs == sig.outputs, f"{name}: output differs from its signature"

@@ -5,6 +5,7 @@ import json
 import sqlite3
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from stages.common.runtime import tracking
@@ -165,15 +166,19 @@ def test_log_model_is_a_loadable_logged_model(store, repo, tmp_path):
     code.write_text("import mlflow.pyfunc\n\n\nclass Double(mlflow.pyfunc.PythonModel):\n"
                     "    def predict(self, context, model_input, params=None):\n"
                     "        return [2 * x for x in model_input]\n\n\nmlflow.models.set_model(Double())\n")
-    mlflow.pyfunc.save_model(str(tmp_path / "model"), python_model=str(code), pip_requirements=[])
+    mlflow.pyfunc.save_model(str(tmp_path / "model"), python_model=str(code), pip_requirements=[],
+                             input_example=np.array([1.0, 2.0]))
+    mlflow.pyfunc.save_model(str(tmp_path / "unsigned"), python_model=str(code), pip_requirements=[])
     run = tracking.StageRun("t_study", "model", "t_study-model", "smoke", {}, root=repo)
     model_id = run.log_model(tmp_path / "model", "double", params={"k": {"n": 3}})
     run.finish()
     m = run.client.get_logged_model(model_id)
     assert m.name == "double" and m.source_run_id == run.run_id and m.params == {"k.n": "3"}
-    assert list(mlflow.pyfunc.load_model(f"models:/{model_id}").predict([1, 2])) == [2, 4]
+    assert list(mlflow.pyfunc.load_model(f"models:/{model_id}").predict(np.array([1.0, 2.0]))) == [2.0, 4.0]
     with pytest.raises(FileNotFoundError, match="has no MLmodel file"):
         run.log_model(tmp_path, "nothing")
+    with pytest.raises(ValueError, match="has no input and output signature"):   # the registry would show none
+        run.log_model(tmp_path / "unsigned", "unsigned")
 
 
 def test_parent_run_tag(store, repo, monkeypatch):
