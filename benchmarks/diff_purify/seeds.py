@@ -22,6 +22,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))   # the repository, for benchmarks.common
 
+TOLERANCE = 1e-4        # largest |batched - one after another| of a weight that counts as the same training
+
 from benchmarks.common.calibration import parse_seeds, seed_parser  # noqa: E402
 
 
@@ -71,8 +73,9 @@ def main() -> None:
                                 [j[1] for j in jobs], [j[2] for j in jobs])
     cpu[("score networks", "batched")] = time.process_time() - t0
 
-    same = all(torch.equal(v, b.state_dict()[k]) for one, bat in ((clf_one, clf_bat), (score_one, score_bat))
-               for o, b in zip(one, bat) for k, v in o.state_dict().items())
+    worst = max(float((v - b.state_dict()[k]).abs().max()) for one, bat in ((clf_one, clf_bat), (score_one, score_bat))
+                for o, b in zip(one, bat) for k, v in o.state_dict().items())
+    same = worst == 0.0
     for part in ("classifiers", "score networks"):
         one, bat = cpu[(part, "one after another")], cpu[(part, "batched")]
         print(f"  {part}: one after another {one:.1f} CPU s, batched {bat:.1f} CPU s, ratio {bat / one:.3f}", flush=True)
@@ -81,7 +84,14 @@ def main() -> None:
     print(f"all: one after another {one:.1f} CPU s, batched {bat:.1f} CPU s, ratio batched / one after another "
           f"{bat / one:.3f}; every network " + ("the same bit for bit" if same else "DIFFERS"), flush=True)
     if not same:
-        raise SystemExit(1)
+        # Some CPUs' kernels give a row different last bits inside a batch (an AMD EPYC with
+        # AVX-512, 2026-12-07: 7e-9 after one step, 4e-7 after 300, also under MKL_CBWR=COMPATIBLE;
+        # tests/helpers.bit_exact_batching). A batching error (a seed's data or stream mixed up)
+        # moves weights by orders of magnitude more: fail only past float32 rounding's reach.
+        print(f"  largest difference between a batched and a one-after-another weight: {worst:.2e} "
+              f"(limit {TOLERANCE:.0e}: float32 rounding of this CPU's kernels)", flush=True)
+        if worst > TOLERANCE:
+            raise SystemExit(1)
 
 
 if __name__ == "__main__":
