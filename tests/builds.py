@@ -59,14 +59,14 @@ def set_line(path: Path, old: str, new: str) -> None:
     path.write_text(text.replace(old, new, 1))
 
 
-def smoke_build(dst: Path) -> tuple[Path, str, float]:
-    """``dvc repro`` of the whole DAG on the smoke profile in a fresh copy at ``dst``:
-    (root, dvc's output, wall seconds)."""
+def smoke_build(dst: Path, env: dict[str, str] | None = None) -> tuple[Path, str, float]:
+    """``dvc repro`` of the whole DAG on the smoke profile in a fresh copy at ``dst``, in ``env``
+    (default: this process's): (root, dvc's output, wall seconds)."""
     from stages.common.runtime.checkout import copy_checkout
 
     root = copy_checkout(REPO, dst, profile="smoke")
     t0 = time.perf_counter()
-    out = sh(["dvc", "repro"], root, timeout=1800).stdout
+    out = sh(["dvc", "repro"], root, timeout=1800, env=env).stdout
     return root, out, time.perf_counter() - t0
 
 

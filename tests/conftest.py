@@ -45,17 +45,29 @@ BROWSER_DIR = Path(__file__).resolve().parent / "browser"
 REPO = Path(__file__).resolve().parents[1]
 
 
-@pytest.fixture(autouse=True, scope="session")
-def _offline_and_isolated(tmp_path_factory):
-    base = tmp_path_factory.mktemp("stores")
-    saved = dict(os.environ)
-    os.environ.update(OFFLINE)
-    os.environ["PREFECT_HOME"] = str(base / "prefect")
-    os.environ["HF_HOME"] = str(base / "hf")
-    os.environ["CLAIMBENCH_AGENT_IDLE_S"] = "20"      # the tests' tracking agents leave soon
+def isolated_env(base: Path, env: dict[str, str]) -> dict[str, str]:
+    """``env`` with the offline switches, Prefect's and HF's homes under ``base`` and no
+    inherited tracking or DVC variables: what every test and the smoke build run in."""
+    env = {**env, **OFFLINE, "PREFECT_HOME": str(base / "prefect"), "HF_HOME": str(base / "hf"),
+           "CLAIMBENCH_AGENT_IDLE_S": "20"}       # the tests' tracking agents leave soon
     for var in ("MLFLOW_TRACKING_URI", "MLFLOW_RUN_ID", "DVC_ROOT", "CLAIMBENCH_TRACKING",
                 "CLAIMBENCH_ARTIFACT_ROOT", "CLAIMBENCH_PARENT_RUN_ID"):
-        os.environ.pop(var, None)
+        env.pop(var, None)
+    return env
+
+
+def _stores_base(config) -> Path:
+    return config._tmp_path_factory.getbasetemp() / "stores0"
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _offline_and_isolated(request):
+    base = _stores_base(request.config)
+    base.mkdir(parents=True, exist_ok=True)
+    saved = dict(os.environ)
+    env = isolated_env(base, saved)
+    os.environ.clear()
+    os.environ.update(env)
     yield
     os.environ.clear()
     os.environ.update(saved)
@@ -107,11 +119,15 @@ def pytest_terminal_summary(terminalreporter):
         if _COUNT[tier]:
             w(f"{tier:10s} {_COUNT[tier]:6d} {_WALL[tier]:10.1f}")
     w(f"{'all':10s} {sum(_COUNT.values()):6d} {sum(_WALL.values()):10.1f}")
-    if _BUILD:
+    if "wall" in _BUILD and "waited" in _BUILD:
+        w(f"the smoke build (dvc repro, whole DAG, smoke profile, once) took {_BUILD['wall']:.1f} s in the "
+          f"background from the session's start; the first test that needed it waited {_BUILD['waited']:.1f} s "
+          f"(in its tier)")
+    elif "wall" in _BUILD:
         w(f"of which the smoke build (dvc repro, whole DAG, smoke profile, once): {_BUILD['wall']:.1f} s "
           f"(in the tier of the first test that needed it)")
     w("by test folder (s): " + ", ".join(f"{k} {v:.0f}" for k, v in sorted(_STUDY.items(), key=lambda kv: -kv[1])))
-    if _BUILD:
+    if "root" in _BUILD:
         per = build_seconds_by_study(_BUILD["root"])
         w("smoke build, by study (s, its stages' processes as MLflow timed them): " +
           ", ".join(f"{k} {v:.0f}" for k, v in sorted(per.items(), key=lambda kv: -kv[1])))
@@ -134,13 +150,50 @@ def build_seconds_by_study(root: Path) -> dict[str, float]:
 
 
 # -- the one smoke build, and copies of it ------------------------------------------------
+def pytest_collection_finish(session):
+    """When a collected test needs the smoke build, start it now, in the background: its
+    ``dvc repro`` runs stages one at a time (one core), so it overlaps the unit tier, which runs
+    first on the other core, instead of following it. ``smoke_built`` waits for it."""
+    import threading
+
+    if session.config.option.collectonly or not any(
+            "smoke_built" in getattr(item, "fixturenames", ()) for item in session.items):
+        return
+    from tests.builds import smoke_build
+
+    config = session.config
+    dst = config._tmp_path_factory.mktemp("built") / "repo"
+    base = _stores_base(config)
+    base.mkdir(parents=True, exist_ok=True)
+    env = isolated_env(base, dict(os.environ))
+
+    def build():
+        try:
+            _BUILD["result"] = smoke_build(dst, env=env)
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the fixture, in the test that waits
+            _BUILD["error"] = exc
+
+    _BUILD["started"] = time.perf_counter()
+    _BUILD["thread"] = threading.Thread(target=build, name="smoke-build", daemon=True)
+    _BUILD["thread"].start()
+
+
 @pytest.fixture(scope="session")
 def smoke_built(tmp_path_factory) -> tuple[Path, str]:
     """One ``dvc repro`` of the whole DAG on the smoke profile in a fresh copy: (its root, its
-    output). Tests must not change it: they get copies (``built_copy``, ``rerun_study``)."""
+    output). Tests must not change it: they get copies (``built_copy``, ``rerun_study``). Started
+    in the background when the session began (``pytest_collection_finish``), awaited here."""
     from tests.builds import smoke_build
 
-    root, out, wall = smoke_build(tmp_path_factory.mktemp("built") / "repo")
+    if "thread" in _BUILD:
+        t0 = time.perf_counter()
+        _BUILD["thread"].join()
+        _BUILD["waited"] = time.perf_counter() - t0
+        if "error" in _BUILD:
+            raise _BUILD["error"]
+        root, out, wall = _BUILD["result"]
+    else:
+        root, out, wall = smoke_build(tmp_path_factory.mktemp("built") / "repo")
     _BUILD.update(wall=wall, root=root)
     print(f"\nsmoke build: {wall:.1f} s")
     return root, out

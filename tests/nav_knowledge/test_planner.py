@@ -113,12 +113,13 @@ def test_wall_cutting_a_corridor_makes_the_far_side_unreachable():
 def test_every_benchmark_event_is_repaired_exactly(seed):
     """What the retired ledger row replan_identical measured, as a test of the code: every
     replanning event of the benchmark's walks, replayed with the two-phase repair and with LPA*
-    alone, gives the from-scratch field of our Dijkstra and of scipy's, inf included."""
+    alone, gives the from-scratch field of our Dijkstra and of scipy's, inf included (on sides 24
+    and 40: the pure-Python search takes 20 s a seed at the benchmark's 64)."""
     from stages.nav_knowledge.params import ReplanParams
     from stages.nav_knowledge.replan import bench_size, events_for
 
     rp = ReplanParams(sizes=[24, 64], wall_frac=0.12, wall_len=[3, 10], p_known=0.5, max_events=12, repeats=1)
-    for size in rp.sizes:
+    for size in (24, 40):
         _, events = events_for(size, rp, seed)
         assert events
         r = bench_size(size, rp, seed)
@@ -130,10 +131,9 @@ def test_a_wrong_repair_is_caught_by_the_benchmark(monkeypatch):
     reported not identical, and the stage's seed run stops on it."""
     import stages.nav_knowledge.planner as planner
     from stages.nav_knowledge.params import ReplanParams
-    from stages.nav_knowledge.replan import bench_size, run_seed
+    from stages.nav_knowledge.replan import run_seed
 
-    rp = ReplanParams(sizes=[64], wall_frac=0.12, wall_len=[3, 10], p_known=0.5, max_events=4, repeats=1)
+    rp = ReplanParams(sizes=[64], wall_frac=0.12, wall_len=[3, 10], p_known=0.5, max_events=2, repeats=1)
     monkeypatch.setattr(planner, "repair", lambda nbrs, blocked, goal, dist, changed: 0)
-    assert bench_size(64, rp, 1000)["identical"] is False
     with pytest.raises(RuntimeError, match="differs from the from-scratch one at grid sides \\[64\\]"):
         run_seed(rp, 1000)
