@@ -144,10 +144,12 @@ def _same(a: Path, b: Path, skip: tuple[str, ...] = ()) -> str | None:
     return None if comparable(a) == comparable(b) else "content differs"
 
 
-def rerun_stages(work: Path, study: str) -> None:
+def rerun_stages(work: Path, study: str, env: dict[str, str] | None = None) -> None:
     """Run ``study``'s stages once more (``dvc repro --force --single-item`` in dvc.yaml order,
-    tracking off) in ``work``, a copy of the build. Fails naming the stage that failed."""
-    env = {**os.environ, "CLAIMBENCH_TRACKING": "off"}
+    tracking off) in ``work``, a copy of the build, in ``env`` (default: this process's; pass the
+    build's, so that nothing a test left in the environment, a thread count, differs). Fails
+    naming the stage that failed."""
+    env = {**(os.environ if env is None else env), "CLAIMBENCH_TRACKING": "off"}
     for s in _study_stages(work, study):
         # through DVC, so that dvc.lock records a volatile out and the next stage's input check
         # (its deps against dvc.lock) accepts it
@@ -189,11 +191,11 @@ class Reruns:
     ``start(studies)`` queues them all; ``root(study)`` waits for that study's re-run and returns
     the copy it ran in (re-running it there first if it was never queued)."""
 
-    def __init__(self, built: Path, base: Path, workers: int = 2):
+    def __init__(self, built: Path, base: Path, workers: int = 2, env: dict[str, str] | None = None):
         import threading
         from concurrent.futures import ThreadPoolExecutor
 
-        self.built, self.base, self.local = built, base, threading.local()
+        self.built, self.base, self.local, self.env = built, base, threading.local(), env
         self.pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="rerun")
         self.futures: dict = {}
         self.lock = threading.Lock()
@@ -209,7 +211,7 @@ class Reruns:
 
     def _run(self, study: str) -> Path:
         root = self._work()
-        rerun_stages(root, study)
+        rerun_stages(root, study, self.env)
         return root
 
     def start(self, studies) -> None:

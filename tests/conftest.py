@@ -166,6 +166,7 @@ def pytest_collection_finish(session):
     base = _stores_base(config)
     base.mkdir(parents=True, exist_ok=True)
     env = isolated_env(base, dict(os.environ))
+    _BUILD["env"] = env                           # the study tier's re-runs run in the same
 
     def build():
         try:
@@ -213,7 +214,7 @@ def _reruns(smoke_built, tmp_path_factory, request):
     study whose tests in this session use ``rerun_study`` (its folder under tests/), in test order."""
     from tests.builds import Reruns
 
-    reruns = Reruns(smoke_built[0], tmp_path_factory.mktemp("rerun"), workers=2)
+    reruns = Reruns(smoke_built[0], tmp_path_factory.mktemp("rerun"), workers=2, env=_BUILD.get("env"))
     studies = []
     for item in request.session.items:
         parts = Path(str(item.fspath)).relative_to(REPO).parts
