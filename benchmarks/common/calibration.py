@@ -143,6 +143,19 @@ def same_figures(together: object, apart: object) -> bool:
     return json.loads(json.dumps(together, sort_keys=True)) == apart
 
 
+def seeds_main(a: argparse.Namespace, seeds: list[int], run_one, script: str, **kw) -> dict | None:
+    """Both sides of a seeds benchmark's ``main``: in a child (``--one SEED``), write that seed's
+    figures (:func:`write_one_seed`) and return None; else time the seeds one process per seed
+    against all in this one (:func:`one_process_vs_one_per_seed`, children run as ``script`` with
+    the parent's options) and return its {seed: figures}."""
+    import sys
+
+    if a.one is not None:
+        write_one_seed(a, run_one(a.one))
+        return None
+    return one_process_vs_one_per_seed(seeds, run_one, [sys.executable, script, *forwarded(a)], **kw)
+
+
 def one_process_vs_one_per_seed(seeds: list[int], run_one, child_cmd: list[str], *, label: str,
                                 what: str = "the stages' compute", figures: str = "figures",
                                 note: str = "") -> dict:

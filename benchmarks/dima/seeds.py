@@ -22,7 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))   # the repository, for benchmarks.common
 
 from benchmarks.common.calibration import (  # noqa: E402
-    add_one_seed_args, forwarded, one_process_vs_one_per_seed, parse_seeds, seed_parser, study_params, write_one_seed)
+    add_one_seed_args, parse_seeds, seed_parser, seeds_main, study_params)
 
 
 def one_seed(seed: int, a) -> dict:
@@ -53,11 +53,8 @@ def main() -> None:
     from stages.common.device import limit_threads
 
     limit_threads(1)
-    if a.one is not None:            # a child process: one seed (a calibration seed, as its parent's)
-        write_one_seed(a, one_seed(a.one, a))
-        return
-    one_process_vs_one_per_seed(seeds, lambda s: one_seed(s, a), [sys.executable, __file__, *forwarded(a)],
-                                label=f"profile {a.profile}", what="collect + train compute", figures="weights")
+    seeds_main(a, seeds, lambda s: one_seed(s, a), __file__,
+               label=f"profile {a.profile}", what="collect + train compute", figures="weights")
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))   # the repository, for benchmarks.common
 
 from benchmarks.common.calibration import (  # noqa: E402
-    add_one_seed_args, forwarded, one_process_vs_one_per_seed, parse_seeds, seed_parser, study_params, write_one_seed)
+    add_one_seed_args, parse_seeds, seed_parser, seeds_main, study_params)
 
 
 def main() -> None:
@@ -34,12 +34,9 @@ def main() -> None:
 
     limit_threads(1)
     p = study_params("dyna_rend", PARAMS, a)
-    if a.one is not None:            # a child: one seed (a calibration seed, checked by the parent)
-        write_one_seed(a, run_seed(p, a.one))
-        return
-    one_process_vs_one_per_seed(seeds, lambda s: run_seed(p, s), [sys.executable, __file__, *forwarded(a)],
-                                label=f"profile {a.profile}", what="prepare + train + evaluate compute per seed",
-                                note="imports already paid by this process")
+    seeds_main(a, seeds, lambda s: run_seed(p, s), __file__,
+               label=f"profile {a.profile}", what="prepare + train + evaluate compute per seed",
+               note="imports already paid by this process")
 
 
 if __name__ == "__main__":

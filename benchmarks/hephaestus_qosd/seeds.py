@@ -22,7 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))   # the repository, for benchmarks.common
 
 from benchmarks.common.calibration import (  # noqa: E402
-    add_one_seed_args, forwarded, one_process_vs_one_per_seed, parse_seeds, seed_parser, write_one_seed)
+    add_one_seed_args, parse_seeds, seed_parser, seeds_main)
 
 
 def one_seed(seed: int, profile: str) -> dict:
@@ -51,12 +51,9 @@ def main() -> None:
     from stages.common.device import limit_threads
 
     limit_threads(1)
-    if a.one is not None:            # the child: one seed, its arrays to --out
-        write_one_seed(a, one_seed(a.one, a.profile))
-        return
-    one_process_vs_one_per_seed(seeds, lambda s: one_seed(s, a.profile), [sys.executable, __file__, *forwarded(a)],
-                                label=f"profile {a.profile}", what="prepare + train + evaluate compute",
-                                figures="costs and CVAE losses")
+    seeds_main(a, seeds, lambda s: one_seed(s, a.profile), __file__,
+               label=f"profile {a.profile}", what="prepare + train + evaluate compute",
+               figures="costs and CVAE losses")
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))   # the repository, for benchmarks.common
 
 from benchmarks.common.calibration import (  # noqa: E402
-    add_one_seed_args, forwarded, one_process_vs_one_per_seed, parse_seeds, seed_parser, study_params, write_one_seed)
+    add_one_seed_args, parse_seeds, seed_parser, seeds_main, study_params)
 
 
 def one_seed(seed: int, p) -> dict:
@@ -68,13 +68,11 @@ def main() -> None:
 
     limit_threads()
     p = study_params("mtl_kd", PARAMS, a)
-    if a.one is not None:            # (internal) one seed, its weights to --out
-        write_one_seed(a, one_seed(a.one, p))
-        return
-    one_process_vs_one_per_seed(seeds, lambda s: one_seed(s, p), [sys.executable, __file__, *forwarded(a)],
-                                label=f"profile {a.profile} {' '.join(a.set)}".rstrip(),
-                                what="the train stage's compute", figures="weights",
-                                note="imports already paid by this process")
+    if seeds_main(a, seeds, lambda s: one_seed(s, p), __file__,
+                  label=f"profile {a.profile} {' '.join(a.set)}".rstrip(),
+                  what="the train stage's compute", figures="weights",
+                  note="imports already paid by this process") is None:
+        return                       # a child: one seed, its weights written
     t_apart, t_stacked = stacked_step(p, seeds)
     print(f"  a REINFORCE step (batch {p.train.teacher.batch} x {p.train.starts} starts, n={p.prepare.n}), one "
           f"call per seed: {t_apart:.3f} CPU s for {len(seeds)}; their batches stacked in one call: "

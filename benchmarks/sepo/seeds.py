@@ -20,7 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))   # the repository, for benchmarks.common
 
 from benchmarks.common.calibration import (  # noqa: E402
-    add_one_seed_args, forwarded, one_process_vs_one_per_seed, parse_seeds, seed_parser, study_params, write_one_seed)
+    add_one_seed_args, parse_seeds, seed_parser, seeds_main, study_params)
 
 
 def one_seed(profile: str, sets: list[str], seed: int) -> dict:
@@ -46,13 +46,9 @@ def one_seed(profile: str, sets: list[str], seed: int) -> dict:
 
 def main() -> None:
     a, seeds = parse_seeds(add_one_seed_args(seed_parser(__doc__, sets=True)))
-    if a.one is not None:            # one seed in its own process
-        write_one_seed(a, one_seed(a.profile, a.set, a.one))
-        return
-    one_process_vs_one_per_seed(seeds, lambda s: one_seed(a.profile, a.set, s),
-                                [sys.executable, __file__, *forwarded(a)],
-                                label=f"profile {a.profile}{' with ' + ', '.join(a.set) if a.set else ''}",
-                                what="run_seed compute", figures="curves")
+    seeds_main(a, seeds, lambda s: one_seed(a.profile, a.set, s), __file__,
+               label=f"profile {a.profile}{' with ' + ', '.join(a.set) if a.set else ''}",
+               what="run_seed compute", figures="curves")
 
 
 if __name__ == "__main__":
