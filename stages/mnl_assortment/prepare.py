@@ -53,12 +53,14 @@ def main() -> None:
     with stage("mnl_assortment", "prepare", MnlAssortmentParams) as ctx:
         import numpy as np
 
+        from stages.common.device import limit_threads
         from stages.common.io import write_json
         from stages.common.seeds import per_seed_metrics
 
         from .env import compact_online, offline_env, online_env
         from .mnl import enumerate_assortments, kappa
 
+        limit_threads()  # one BLAS thread on any machine: its revenues' last bits depend on the count
         p = ctx.params.prepare
         A = enumerate_assortments(p.n_items, p.capacity)
         arrays = {"assortments": A, "seeds": np.array(ctx.seeds), "horizon": np.array(p.horizon),
