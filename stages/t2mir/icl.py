@@ -256,10 +256,11 @@ def load_model(weights, config, variant: str | None = None) -> tuple[ICT, dict]:
 
 
 def context_columns(k: int) -> list[str]:
-    """The pyfunc model's input columns: ``k`` transitions (s, a, r, s') then the query cell."""
+    """The pyfunc model's input columns: ``k`` transitions (s, a, r, s') then the query cell,
+    ``t{i}_`` naming transition i (so no two names meet at any ``k``: ``s2{i}`` once met ``s{21}``)."""
     cols = []
     for i in range(k):
-        cols += [f"s{i}_x", f"s{i}_y", f"a{i}", f"r{i}", f"s2{i}_x", f"s2{i}_y"]
+        cols += [f"t{i}_s_x", f"t{i}_s_y", f"t{i}_a", f"t{i}_r", f"t{i}_s2_x", f"t{i}_s2_y"]
     return cols + ["q_x", "q_y"]
 
 

@@ -3,8 +3,8 @@ nothing is unpickled; the weights come from the ``weights`` artifact through
 ``torch.load(weights_only=True)``, the sizes and the variant from ``config``.
 
 Input: a pandas DataFrame, one row per query, with the columns of
-``stages.t2mir.icl.context_columns(k)``: the ``k`` context transitions ``s{i}_x, s{i}_y, a{i}, r{i},
-s2{i}_x, s2{i}_y`` of one task, then the query cell ``q_x, q_y`` (float64, as
+``stages.t2mir.icl.context_columns(k)``: the ``k`` context transitions ``t{i}_s_x, t{i}_s_y, t{i}_a,
+t{i}_r, t{i}_s2_x, t{i}_s2_y`` of one task, then the query cell ``q_x, q_y`` (float64, as
 ``icl.batch_to_rows`` writes them). Output: the greedy action (0 +x, 1 -x, 2 +y, 3 -y, 4 stay)
 for each row. The saved model carries its signature (those columns as double, the action long)
 and an input example, a context of each of the first verdict seed's first three held-out tasks

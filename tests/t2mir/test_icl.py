@@ -144,3 +144,9 @@ def test_the_input_example_is_one_context_of_each_first_held_out_task():
         pool = {tuple(x) for x in np.concatenate([pools["s"][t], pools["a"][t][:, None], pools["s2"][t]], 1)}
         assert {tuple(x) for x in np.concatenate([b["s"][t], b["a"][t][:, None], b["s2"][t]], 1)} <= pool
     assert ex.equals(example_rows(tasks, 5, 0))
+
+
+@pytest.mark.parametrize("k", [10, 40, 100])      # the smoke, default and paper profiles' k
+def test_context_column_names_are_unique_at_every_profiles_k(k):
+    cols = context_columns(k)
+    assert len(cols) == 6 * k + 2 and len(set(cols)) == len(cols)
