@@ -10,8 +10,9 @@ stamps every line of its output (stdout and stderr together, unbuffered) with th
 the start as it arrives, keeps that log (``--keep``), and reports. A stage's window runs from
 DVC's ``Running stage '...'`` line to the next one (or the end of the run); its silent stretch is
 the longest time between two lines inside it, the window's ends included. A stage whose stderr is
-not a terminal prints its progress bars as lines (stages/common/runtime/logprogress.py), so
-this measures what a log file shows. The budget (issue 43): no stage silent for over 15 s; the
+not a terminal prints its progress bars as lines (stages/common/runtime/logprogress.py), and a
+bar that stops moving is written again every 10 s with how long it has not moved, so this
+measures what a log file shows. The budget (issue 43): no stage silent for over 15 s; the
 script exits 1 naming those that were.
 """
 from __future__ import annotations
