@@ -12,6 +12,7 @@ import math
 
 import torch
 import torch.nn.functional as F
+from tqdm import tqdm
 
 from .core import D_IN, Classifier, ScoreNet
 
@@ -63,7 +64,7 @@ def train_scores(datas: list, hidden: int, steps: int, lr: float, batch: int, si
     logs = [(math.log(lo), math.log(hi)) for lo, hi in sigmas]
     opt = torch.optim.Adam(params.values(), lr=lr)
     losses = [[] for _ in seeds]
-    for _ in range(steps):
+    for _ in tqdm(range(steps), desc=f"score networks ({len(seeds)} at once)", mininterval=5):
         xb, sb, nb = [], [], []
         for x, g, (lo, hi) in zip(xts, gens, logs):          # train_score's draws, in its order
             idx = torch.randint(0, len(x), (batch,), generator=g)

@@ -94,12 +94,14 @@ def train_seed(p, data: dict, more: dict, seed: int) -> tuple[dict, dict, dict]:
     c0 = time.process_time()
     policies["sft"], losses = train_sft(t, t.sft, env_kw, data, seed)
     cpu["sft"] = time.process_time() - c0
+    print(f"    seed {seed}: sft done ({cpu['sft']:.1f} CPU s)", flush=True)   # progress: a seed is ~30 s
     report["sft"] = {"loss_first": losses[0], "loss_last": losses[-1], "demo_steps": int(len(data["action"]))}
     sft_state = state_bytes(policies["sft"])
     for arm in METHODS[1:]:
         c0 = time.process_time()
         policies[arm], report[arm] = fine_tune(arm, t, env_kw, sft_state, more, seed)
         cpu[arm] = time.process_time() - c0
+        print(f"    seed {seed}: {arm} done ({cpu[arm]:.1f} CPU s)", flush=True)
     return policies, report, cpu
 
 
