@@ -167,3 +167,31 @@ def test_crnn_config_and_line_params_reject_bad_values(real_params):  # noqa: F8
     bad["autoopt"]["smoke"]["train"]["lines"]["subframes"] = 0
     msg = params_error("autoopt", AutoOptParams, bad)
     assert "autoopt.smoke.train.lines.subframes = 0" in msg and ">= 1" in msg
+
+
+def test_a_seeds_model_is_the_same_bits_whatever_the_number_of_worker_processes():
+    """train_seeds forks one single-thread process per seed, ``workers`` at a time: more workers
+    than cores only time-slices them, so each seed's weights must not depend on ``workers``."""
+    import types
+
+    import numpy as np
+    import torch
+
+    from stages.autoopt.m1.train import crnn_config, train_seeds
+
+    rng = np.random.default_rng(0)
+    xs = [rng.random((16, int(w))).astype(np.float32) for w in rng.integers(40, 80, 12)]
+    ys = [list(rng.integers(1, 6, 3)) for _ in xs]
+    lp = types.SimpleNamespace(height=16, max_width=400, channels=[4, 4, 8, 8], hidden=8, rnn_layers=1,
+                               subframes=2, dropout=0.1, eval_every=0)
+    tp = types.SimpleNamespace(lr=0.003, weight_decay=0.01, batch_size=4, bucket_pool=2, warmup=2,
+                               grad_clip=1.0, steps=6, lines=lp)
+    cfg = crnn_config(8, lp)
+    kw = dict(xs=xs, ys=ys, cfg=cfg, tp=tp, device=torch.device("cpu"), validate=None, threads=1)
+    alone = train_seeds([3, 4, 5], 1, **kw)
+    pooled = train_seeds([3, 4, 5], 3, **kw)
+    for s in (3, 4, 5):
+        assert alone[s][1] == pooled[s][1]                                   # losses, step by step
+        for k, v in alone[s][0].items():
+            assert torch.equal(v, pooled[s][0][k]), (s, k)
+    assert alone[3][1] != alone[4][1]                                        # the seeds differ
