@@ -166,7 +166,7 @@ def pytest_collection_finish(session):
     base = _stores_base(config)
     base.mkdir(parents=True, exist_ok=True)
     env = isolated_env(base, dict(os.environ))
-    _BUILD["env"] = env                           # the study tier's re-runs run in the same
+    _BUILD["env"] = env                           # the study tier's re-runs run in it too (Reruns)
 
     def build():
         try:

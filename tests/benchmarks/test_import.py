@@ -7,6 +7,7 @@ import importlib.util
 import os
 import sys
 from pathlib import Path
+from unittest import mock
 
 import pytest
 
@@ -20,12 +21,10 @@ def test_a_benchmark_imports_and_runs_nothing(script, capsys, monkeypatch):
     spec = importlib.util.spec_from_file_location(name, script)
     module = importlib.util.module_from_spec(spec)
     monkeypatch.setitem(sys.modules, name, module)     # as an import does (dataclasses look it up)
-    environ = dict(os.environ)
-    try:
+    # a script may set its thread count at import (mairl_entropy/qre.py): not for the rest of the
+    # session, whose subprocesses (the smoke build's reruns) would inherit it
+    with mock.patch.dict(os.environ):
         spec.loader.exec_module(module)
-    finally:          # a script may set its thread count at import (mairl_entropy/qre.py): not for the
-        os.environ.clear()                           # rest of the session, whose subprocesses
-        os.environ.update(environ)                   # (the smoke build's reruns) would inherit it
     out = capsys.readouterr()
     assert out.out == "" and out.err == "", f"{script.name} printed at import:\n{out.out[-500:]}{out.err[-500:]}"
 
