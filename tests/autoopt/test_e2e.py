@@ -92,3 +92,49 @@ def test_solve_tool_bad_input(tmp_path, capsys):
     assert main([str(img), "--model", str(tmp_path / "none.pt")]) == 2
     assert "run `dvc repro stages/autoopt/dvc.yaml:autoopt-m1-train` first" in capsys.readouterr().err
     assert main(["--latex", "x", "--budget", "1"]) == 2
+
+
+def test_run_chain_solves_every_seed_in_one_batch_and_keeps_each_rows_outcome(monkeypatch):
+    """All seeds' scripts (both splits, three sources) go to the sandbox in one call, each with its
+    own verdict seed as BOBD's seed; each outcome comes back to the seed, split, source and row it
+    was made for, in the CSV's order (seed, split, source, row)."""
+    import datasets
+    from types import SimpleNamespace
+
+    from stages.autoopt.chain import chain, e2e
+
+    def split(prefix, n):
+        return datasets.Dataset.from_dict({
+            "id": [f"{prefix}{k}" for k in range(n)], "latex": [f"latex {prefix}{k}" for k in range(n)],
+            "pyomo": [f"pyomo {prefix}{k}" for k in range(n)], "optimum": [float(k) for k in range(n)],
+            "optimum_source": ["planted"] * n, "tags": [{"type": "single"}] * n})
+    dd = datasets.DatasetDict({"test": split("p", 3), "test_handwritten": split("h", 2)})
+    preds = {"per_seed": {str(s): {"printed": [{"id": f"p{k}", "latex": f"m1 {s} p{k}"} for k in range(3)],
+                                   "handwritten": [{"id": f"h{k}", "latex": f"m1 {s} h{k}"} for k in range(2)]}
+                          for s in (0, 3)}}
+    # a translator that keeps the text, so every script names where it came from
+    monkeypatch.setattr(chain, "translate_all", lambda latex: [(f"script of {t}", "") for t in latex])
+    calls = []
+
+    def fake_solve(scripts, *, seed, **kw):
+        calls.append((list(scripts), list(seed)))
+        # objective = the known optimum exactly when BOBD's seed is 0: success only on seed 0
+        return [chain.Outcome("solved", solution={"objective": float(sc[-1]) if s == 0 else -9.0,
+                                                  "feasible": True, "max_violation": 0.0})
+                for sc, s in zip(scripts, seed)]
+    monkeypatch.setattr(chain, "solve_scripts", fake_solve)
+    ep = SimpleNamespace(max_rows=0, budget=10, rel_tol=0.01, time_limit_s=5, memory_mb=256, workers=1)
+    per_seed, rows = e2e.run_chain(dd, preds, ep, [0, 3])
+
+    assert len(calls) == 1
+    scripts, seeds = calls[0]
+    assert len(scripts) == 2 * (3 + 2) * 3 and seeds == [0] * 15 + [3] * 15
+    assert scripts[:3] == ["pyomo p0", "pyomo p1", "pyomo p2"]
+    assert scripts[3:6] == ["script of latex p0", "script of latex p1", "script of latex p2"]
+    assert scripts[15 + 6:15 + 9] == ["script of m1 3 p0", "script of m1 3 p1", "script of m1 3 p2"]
+    assert [(r["seed"], r["split"], r["source"], r["id"]) for r in rows[:4]] == [
+        (0, "printed", "reference_pyomo", "p0"), (0, "printed", "reference_pyomo", "p1"),
+        (0, "printed", "reference_pyomo", "p2"), (0, "printed", "ground_truth_latex", "p0")]
+    assert per_seed[0]["success"] == {"printed": 1.0, "handwritten": 1.0}
+    assert per_seed[3]["success"] == {"printed": 0.0, "handwritten": 0.0}
+    assert per_seed[3]["rows_with_known_optimum"]["handwritten"] == {"used": 2, "of": 2, "split_rows": 2}

@@ -34,20 +34,25 @@ def translate_all(latex: list[str]) -> list[tuple[str | None, str]]:
     return [(script or None, err[:300]) for script, err in translate_many(latex)]
 
 
-def solve_scripts(scripts: list[str | None], *, budget: int, seed: int, time_limit_s: float,
+def solve_scripts(scripts: list[str | None], *, budget: int, seed: int | list[int], time_limit_s: float,
                   memory_mb: int, workers: int = 1, desc: str | None = None,
                   reasons: list[str] | None = None) -> list[Outcome]:
-    """Build and solve each script with BOBD in the sandbox; None (not translated) passes through
-    as a ``translate`` outcome with its reason."""
+    """Build and solve each script with BOBD in the sandbox, with BOBD seed ``seed`` (or
+    ``seed[k]`` for script k); None (not translated) passes through as a ``translate`` outcome with
+    its reason. All scripts share one batch: its workers start once (a Python start and the Pyomo
+    import, ~1 s each), however many seeds and splits the scripts come from."""
     from ..m2.sandbox import run_batch
 
     reasons = reasons or [""] * len(scripts)
+    seeds = seed if isinstance(seed, list) else [seed] * len(scripts)
+    if len(seeds) != len(scripts):
+        raise ValueError(f"{len(seeds)} seeds for {len(scripts)} scripts")
     todo = [k for k, s in enumerate(scripts) if s is not None]
     outcomes = [Outcome("translate", reasons[k]) for k in range(len(scripts))]
     if todo:
         results = run_batch([scripts[k] for k in todo],
-                            {"kind": "call", "target": SOLVE_TARGET,
-                             "kwargs": {"budget": int(budget), "seed": int(seed)}},
+                            [{"kind": "call", "target": SOLVE_TARGET,
+                              "kwargs": {"budget": int(budget), "seed": int(seeds[k])}} for k in todo],
                             time_limit_s=time_limit_s, memory_mb=memory_mb, workers=workers, desc=desc)
         for k, res in zip(todo, results):
             if res.ok and res.payload is not None:

@@ -64,39 +64,83 @@ def section(data: dict, key: str, where: str = "") -> dict:
     return out
 
 
-def chain_seed(dd, preds: dict, ep, seed: int) -> tuple[dict, list[dict]]:
-    """The chain on both test splits from the three sources, with verdict seed ``seed``'s M1
-    predictions (``{split: [{"id", "latex"}]}``) and BOBD draws; returns (results, CSV rows)."""
-    from .chain import solve_scripts, success, translate_all
+def chain_inputs(dd, preds: dict, ep) -> dict[str, dict]:
+    """What the chain solves for one verdict seed, per test split: the rows used (their ids, types
+    and known optima, and how many there were) and, per source, the Pyomo scripts (None where M2
+    could not translate) with the reasons why not. ``preds``: that seed's M1 predictions
+    (``{split: [{"id", "latex"}]}``)."""
+    from .chain import translate_all
 
-    results: dict = {"rows_with_known_optimum": {}, "budget": ep.budget, "rel_tol": ep.rel_tol}
-    csv_rows = []
+    out: dict[str, dict] = {}
     for name, split in EVAL_SPLITS.items():
         if split not in dd or name not in preds:
             print(f"  note: no {split} split or no M1 predictions for it; its figures are null")
             continue
         ds = dd[split]
         idx = known_rows(ds, ep.max_rows)
-        results["rows_with_known_optimum"][name] = {"used": len(idx), "of": len(known_rows(ds, 0)),
-                                                    "split_rows": len(ds)}
         m1_latex = {p["id"]: p["latex"] for p in preds[name]}
         rows = ds.select(idx)
-        optima = [float(v) for v in rows["optimum"]]
-        sources = {
-            "reference_pyomo": ([s for s in rows["pyomo"]], [""] * len(idx)),
-            "ground_truth_latex": tuple(zip(*translate_all(rows["latex"]))) if idx else ((), ()),
-            "image": tuple(zip(*translate_all([m1_latex.get(i, "") for i in rows["id"]]))) if idx else ((), ()),
-        }
+        out[name] = {
+            "count": {"used": len(idx), "of": len(known_rows(ds, 0)), "split_rows": len(ds)},
+            "ids": list(rows["id"]), "types": [t["type"] for t in rows["tags"]],
+            "optima": [float(v) for v in rows["optimum"]],
+            "sources": {
+                "reference_pyomo": (list(rows["pyomo"]), [""] * len(idx)),
+                "ground_truth_latex": _columns(translate_all(rows["latex"])),
+                "image": _columns(translate_all([m1_latex.get(i, "") for i in rows["id"]])),
+            }}
+    return out
+
+
+def _columns(pairs: list[tuple]) -> tuple[list, list]:
+    """[(script, reason), ...] -> ([script, ...], [reason, ...])."""
+    return [a for a, _ in pairs], [b for _, b in pairs]
+
+
+def run_chain(dd, preds: dict, ep, seeds: list[int]) -> tuple[dict[int, dict], list[dict]]:
+    """The chain on both test splits from the three sources for every verdict seed, with each
+    seed's M1 predictions (``preds["per_seed"][str(seed)]``) and BOBD draws. Every script of every
+    seed goes to the sandbox in one batch (its workers start once). Returns ({seed: results}, CSV rows)."""
+    from .chain import solve_scripts
+
+    inputs = {s: chain_inputs(dd, preds["per_seed"][str(s)], ep) for s in seeds}
+    scripts, reasons, bobd_seeds, spans = [], [], [], {}
+    for s in seeds:
+        for name, inp in inputs[s].items():
+            for source in SOURCES:
+                sc, why = inp["sources"][source]
+                spans[s, name, source] = slice(len(scripts), len(scripts) + len(sc))
+                scripts += sc
+                reasons += why
+                bobd_seeds += [s] * len(sc)
+    outs = solve_scripts(scripts, budget=ep.budget, seed=bobd_seeds, time_limit_s=ep.time_limit_s,
+                         memory_mb=ep.memory_mb, workers=ep.workers, reasons=reasons,
+                         desc=f"chain: seeds {seeds} x splits x sources")
+    per_seed, csv_rows = {}, []
+    for s in seeds:
+        per_seed[s], rows = chain_results(inputs[s], {k[1:]: outs[v] for k, v in spans.items() if k[0] == s},
+                                          ep, s)
+        csv_rows += rows
+    return per_seed, csv_rows
+
+
+def chain_results(inputs: dict[str, dict], outcomes: dict[tuple[str, str], list], ep,
+                  seed: int) -> tuple[dict, list[dict]]:
+    """One verdict seed's figures from its chain outcomes (``{(split name, source): [Outcome]}``,
+    in the order of ``inputs``' rows); returns (results, CSV rows)."""
+    from .chain import success
+
+    results: dict = {"rows_with_known_optimum": {}, "budget": ep.budget, "rel_tol": ep.rel_tol}
+    csv_rows = []
+    for name, inp in inputs.items():
+        results["rows_with_known_optimum"][name] = inp["count"]
         results.setdefault("by_source", {})
         for source in SOURCES:
-            scripts, reasons = (list(v) for v in sources[source])
-            outs = solve_scripts(scripts, budget=ep.budget, seed=seed, time_limit_s=ep.time_limit_s,
-                                 memory_mb=ep.memory_mb, workers=ep.workers, reasons=reasons,
-                                 desc=f"seed {seed} {name} {source}")
-            flags = [bool(success(o, opt, ep.rel_tol)) for o, opt in zip(outs, optima)]
+            outs = outcomes[name, source]
+            flags = [bool(success(o, opt, ep.rel_tol)) for o, opt in zip(outs, inp["optima"])]
             results["by_source"].setdefault(source, {})[name] = summarise(flags, outs)
-            for rid, tags, opt, o, ok in zip(rows["id"], rows["tags"], optima, outs, flags):
-                csv_rows.append({"seed": seed, "split": name, "source": source, "id": rid, "type": tags["type"],
+            for rid, typ, opt, o, ok in zip(inp["ids"], inp["types"], inp["optima"], outs, flags):
+                csv_rows.append({"seed": seed, "split": name, "source": source, "id": rid, "type": typ,
                                  "optimum": opt, "stage": o.stage,
                                  "objective": o.solution.get("objective"), "success": int(ok),
                                  "seconds": round(o.seconds, 3)})
@@ -162,10 +206,7 @@ def main() -> None:
         if missing:
             raise FileNotFoundError(f"{ctx.path(M1_PREDICTIONS)} has no predictions of verdict seed(s) {missing}: "
                                     f"re-run autoopt-m1-evaluate with the same common.seeds")
-        per_seed, csv_rows = {}, []
-        for s in seeds:
-            per_seed[s], rows = chain_seed(dd, preds["per_seed"][str(s)], ep, s)
-            csv_rows += rows
+        per_seed, csv_rows = run_chain(dd, preds, ep, seeds)
         merged = merge(*(json.loads(ctx.path(p).read_text()) for p in (M1_METRICS, M2_METRICS, M3_METRICS)),
                        per_seed)
         write_json(ctx.path(METRICS), merged)
