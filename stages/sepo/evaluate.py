@@ -79,12 +79,14 @@ def main() -> None:
 
         import numpy as np
 
+        from stages.common.device import limit_threads
         from stages.common.io import write_json
         from stages.common.plots import new_figure, save_png, write_csv
         from stages.common.seeds import per_seed_metrics
 
         from .dd import motif_reward
 
+        limit_threads()   # one BLAS thread: the figures' last bits must not follow the cores given
         c = json.loads(ctx.path(CURVES).read_text())
         dist = np.load(ctx.path(PRETRAINED_DIST))
         held = [int(s) for s in dist["seeds"]]

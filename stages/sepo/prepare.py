@@ -26,11 +26,15 @@ def main() -> None:
     with stage("sepo", "prepare", PARAMS) as ctx:
         import numpy as np
 
+        from stages.common.device import limit_threads
         from stages.common.io import write_json, write_npz
         from stages.common.seeds import per_seed_metrics
 
         from .dd import all_sequences, markov_probs, motif_reward
 
+        # one BLAS thread: the exact mean reward is a dot product over 4^L sequences, whose sum
+        # order (and so its last bits) would otherwise follow the cores this stage is given
+        limit_threads()
         p = ctx.params.prepare
         r_all = motif_reward(all_sequences(p.length), p.motif, p.partial_weight)
         out, figures = {}, {}
