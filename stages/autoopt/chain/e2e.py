@@ -104,12 +104,13 @@ def run_chain(dd, preds: dict, ep, seeds: list[int]) -> tuple[dict[int, dict], l
     from .chain import solve_scripts
 
     inputs = {s: chain_inputs(dd, preds["per_seed"][str(s)], ep) for s in seeds}
-    scripts, reasons, bobd_seeds, spans = [], [], [], {}
+    scripts, reasons, bobd_seeds = [], [], []
+    spans: dict[int, dict[tuple[str, str], slice]] = {s: {} for s in seeds}   # seed -> (split, source) -> its scripts
     for s in seeds:
         for name, inp in inputs[s].items():
             for source in SOURCES:
                 sc, why = inp["sources"][source]
-                spans[s, name, source] = slice(len(scripts), len(scripts) + len(sc))
+                spans[s][name, source] = slice(len(scripts), len(scripts) + len(sc))
                 scripts += sc
                 reasons += why
                 bobd_seeds += [s] * len(sc)
@@ -118,8 +119,7 @@ def run_chain(dd, preds: dict, ep, seeds: list[int]) -> tuple[dict[int, dict], l
                          desc=f"chain: seeds {seeds} x splits x sources")
     per_seed, csv_rows = {}, []
     for s in seeds:
-        per_seed[s], rows = chain_results(inputs[s], {k[1:]: outs[v] for k, v in spans.items() if k[0] == s},
-                                          ep, s)
+        per_seed[s], rows = chain_results(inputs[s], {k: outs[span] for k, span in spans[s].items()}, ep, s)
         csv_rows += rows
     return per_seed, csv_rows
 
