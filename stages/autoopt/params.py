@@ -208,9 +208,9 @@ class M3Params(Strict):
 
     @model_validator(mode="after")
     def _check(self) -> "M3Params":
-        from .m3.problems import MULTI, problems
+        from .m3.problems import MULTI, problem_names
 
-        known = {p.name for p in problems()} | set(MULTI)
+        known = set(problem_names()) | set(MULTI)
         unknown = sorted(set(self.problems) - known)
         if unknown:
             raise ValueError(f"problems: unknown problem(s) {unknown}; known: {', '.join(sorted(known))}")

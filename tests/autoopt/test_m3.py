@@ -17,7 +17,7 @@ import warnings
 import numpy as np
 import pytest
 
-from tests.helpers import params_error
+from tests.helpers import REPO, params_error
 
 from .conftest import GEN
 
@@ -366,6 +366,23 @@ def test_the_complex_set_has_over_100_problems_and_the_rebuilt_high_dimensional_
     assert {p.name for p in ps if p.cls == "high_dim"} == {p.name for p in high_dim()}
     assert ORIGINAL - old_high <= set(names)
 
+
+
+def test_problem_names_are_the_sets_names_without_loading_pyomo():
+    """The params check (every autoopt stage) reads problem_names(): problems()'s names in its
+    order, found without building a model, so a stage that solves nothing never imports Pyomo."""
+    import subprocess
+    import sys
+
+    from stages.autoopt.m3.problems import problem_names, problems
+
+    assert problem_names() == [p.name for p in problems()]
+    code = ("import sys; from stages.common.runtime.params import load_study; "
+            "from stages.autoopt.params import AutoOptParams; load_study('autoopt', AutoOptParams); "
+            "print(sorted(m for m in sys.modules if m.startswith('pyomo')))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip() == "[]"
 
 SHIFTABLE = ["rastrigin", "ackley", "griewank", "rosenbrock", "chained_lq", "chained_cb3_ii", "nesterov_cr",
              "hmm_maxq", "hmm_mxhilb", "hmm_cb3_i", "hmm_active_faces", "hmm_brown2", "hmm_crescent_i",

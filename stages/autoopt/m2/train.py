@@ -180,17 +180,16 @@ def main() -> None:
         import datasets
         import numpy as np
         import pandas as pd
-        import torch
 
         from stages.common.device import limit_threads, select_device
         from stages.common.seeds import per_seed_metrics
 
-        from ..m1.training import save_mlflow_model
+        from ..m1.training import deterministic_on_gpu, save_mlflow_model
         from .seq2seq import build_vocab, count_parameters, save_checkpoint, seq2seq_checkpoint
 
         threads = limit_threads(default=tp.threads)
-        torch.use_deterministic_algorithms(True, warn_only=True)
         device = select_device(ctx.common.device)
+        deterministic_on_gpu(device)
         t_wall, t_cpu = time.perf_counter(), time.process_time()
         dd = datasets.load_from_disk(str(ctx.path(DATASET)))
         train = dd[TRAIN_SPLIT].select_columns(["latex", "pyomo"])

@@ -104,9 +104,9 @@ def _z(m, o=None, name: str = "x") -> dict:
 
 # --------------------------------------------------------------------------- non-convex
 def rastrigin(n: int, o=None):
-    import pyomo.environ as pe
-
     def build():
+        import pyomo.environ as pe
+
         m = _model(n, -5.12, 5.12)
         z = _z(m, o)
         m.obj = pe.Objective(expr=10 * n + sum(z[i] ** 2 - 10 * pe.cos(2 * math.pi * z[i]) for i in m.x))
@@ -115,9 +115,9 @@ def rastrigin(n: int, o=None):
 
 
 def ackley(n: int, o=None):
-    import pyomo.environ as pe
-
     def build():
+        import pyomo.environ as pe
+
         m = _model(n, -32.768, 32.768)
         z = _z(m, o)
         m.obj = pe.Objective(expr=-20 * pe.exp(-0.2 * pe.sqrt(sum(z[i] ** 2 for i in m.x) / n + 1e-12))
@@ -127,9 +127,9 @@ def ackley(n: int, o=None):
 
 
 def griewank(n: int, o=None):
-    import pyomo.environ as pe
-
     def build():
+        import pyomo.environ as pe
+
         m = _model(n, -600, 600)
         z = _z(m, o)
         prod = 1
@@ -141,9 +141,9 @@ def griewank(n: int, o=None):
 
 
 def g06():
-    import pyomo.environ as pe
-
     def build():
+        import pyomo.environ as pe
+
         m = pe.ConcreteModel()
         m.x = pe.Var(pe.RangeSet(1, 2), bounds=lambda m, i: (13, 100) if i == 1 else (0, 100), initialize=50)
         m.obj = pe.Objective(expr=(m.x[1] - 10) ** 3 + (m.x[2] - 20) ** 3)
@@ -154,9 +154,9 @@ def g06():
 
 
 def g08():
-    import pyomo.environ as pe
-
     def build():
+        import pyomo.environ as pe
+
         m = _model(2, 0, 10)
         m.obj = pe.Objective(expr=-(pe.sin(2 * math.pi * m.x[1]) ** 3 * pe.sin(2 * math.pi * m.x[2]))
                              / (m.x[1] ** 3 * (m.x[1] + m.x[2]) + 1e-12))
@@ -167,9 +167,9 @@ def g08():
 
 
 def g11():
-    import pyomo.environ as pe
-
     def build():
+        import pyomo.environ as pe
+
         m = _model(2, -1, 1)
         m.obj = pe.Objective(expr=m.x[1] ** 2 + (m.x[2] - 1) ** 2)
         m.c1 = pe.Constraint(expr=m.x[2] - m.x[1] ** 2 == 0)
@@ -179,9 +179,9 @@ def g11():
 
 # --------------------------------------------------------------------------- non-differentiable
 def chained_lq(n: int, o=None):
-    import pyomo.environ as pe
-
     def build():
+        import pyomo.environ as pe
+
         m = _model(n, -2, 2)
         x = _z(m, o)
         m.obj = pe.Objective(expr=sum(_max(-x[i] - x[i + 1],
@@ -192,9 +192,9 @@ def chained_lq(n: int, o=None):
 
 
 def chained_cb3_ii(n: int, o=None):
-    import pyomo.environ as pe
-
     def build():
+        import pyomo.environ as pe
+
         m = _model(n, -2, 2)
         x = _z(m, o)
         r = range(1, n)
@@ -206,9 +206,9 @@ def chained_cb3_ii(n: int, o=None):
 
 
 def nesterov_cr(n: int, o=None):
-    import pyomo.environ as pe
-
     def build():
+        import pyomo.environ as pe
+
         m = _model(n, -2, 2)
         x = _z(m, o)
         m.obj = pe.Objective(expr=0.25 * abs(x[1] - 1)
@@ -219,9 +219,9 @@ def nesterov_cr(n: int, o=None):
 
 # --------------------------------------------------------------------------- discontinuous
 def step_f6(n: int, o=None):
-    import pyomo.environ as pe
-
     def build():
+        import pyomo.environ as pe
+
         m = _model(n, -100, 100)
         z = _z(m, o)
         m.obj = pe.Objective(expr=sum(pe.floor(z[i] + 0.5) ** 2 for i in m.x))
@@ -230,9 +230,9 @@ def step_f6(n: int, o=None):
 
 
 def dejong_f3(n: int):
-    import pyomo.environ as pe
-
     def build():
+        import pyomo.environ as pe
+
         m = _model(n, -5.12, 5.12)
         m.obj = pe.Objective(expr=sum(pe.floor(m.x[i]) for i in m.x))
         return m
@@ -241,9 +241,9 @@ def dejong_f3(n: int):
 
 # --------------------------------------------------------------------------- integer
 def int_f4(o=None):
-    import pyomo.environ as pe
-
     def build():
+        import pyomo.environ as pe
+
         m = _model(2, -100, 100, integer=True)
         x = _z(m, o)
         m.obj = pe.Objective(expr=(9 * x[1] ** 2 + 2 * x[2] ** 2 - 11) ** 2
@@ -253,9 +253,9 @@ def int_f4(o=None):
 
 
 def int_f5(o=None):
-    import pyomo.environ as pe
-
     def build():
+        import pyomo.environ as pe
+
         m = _model(4, -100, 100, integer=True)
         x = _z(m, o)
         m.obj = pe.Objective(expr=(x[1] + 10 * x[2]) ** 2 + 5 * (x[3] - x[4]) ** 2 + (x[2] - 2 * x[3]) ** 4
@@ -265,9 +265,9 @@ def int_f5(o=None):
 
 
 def int_f6(o=None):
-    import pyomo.environ as pe
-
     def build():
+        import pyomo.environ as pe
+
         m = _model(2, -100, 100, integer=True)
         x = _z(m, o)
         m.obj = pe.Objective(expr=2 * x[1] ** 2 + 3 * x[2] ** 2 + 4 * x[1] * x[2] - 6 * x[1] - 3 * x[2])
@@ -276,9 +276,9 @@ def int_f6(o=None):
 
 
 def int_f7(o=None):
-    import pyomo.environ as pe
-
     def build():
+        import pyomo.environ as pe
+
         m = _model(2, -100, 100, integer=True)
         x = _z(m, o)
         m.obj = pe.Objective(expr=-3803.84 - 138.08 * x[1] - 232.92 * x[2] + 123.08 * x[1] ** 2
@@ -288,9 +288,9 @@ def int_f7(o=None):
 
 
 def int_sphere(n: int, o=None):
-    import pyomo.environ as pe
-
     def build():
+        import pyomo.environ as pe
+
         m = _model(n, -100, 100, integer=True)
         z = _z(m, o)
         m.obj = pe.Objective(expr=sum(z[i] ** 2 for i in m.x))
@@ -299,9 +299,9 @@ def int_sphere(n: int, o=None):
 
 
 def ex1221():
-    import pyomo.environ as pe
-
     def build():
+        import pyomo.environ as pe
+
         m = pe.ConcreteModel()
         m.x = pe.Var(pe.RangeSet(1, 2), bounds=(0, 10), initialize=1.0)
         m.y = pe.Var(pe.RangeSet(1, 3), domain=pe.Binary, initialize=0)
@@ -319,9 +319,9 @@ def ex1221():
 # --------------------------------------------------------------------------- bilevel (SMD)
 def smd(k: int, p: int, q: int, r: int):
     """SMD1 / SMD2 with p, q, r (x = [xu1 (p), xu2 (r)], y = [xl1 (q), xl2 (r)])."""
-    import pyomo.environ as pe
-
     def build():
+        import pyomo.environ as pe
+
         m = pe.ConcreteModel()
         if k == 1:
             xb = lambda m, i: (-5, 10)                                   # noqa: E731
@@ -357,11 +357,11 @@ def newsvendor_data(n: int, samples: int, seed: int):
 
 
 def newsvendor(n: int, samples: int, seed: int):
-    import pyomo.environ as pe
-
     cost, price, demand = newsvendor_data(n, samples, seed)
 
     def build():
+        import pyomo.environ as pe
+
         m = _model(n, 0, 200)
         x = m.x
         m.obj = pe.Objective(expr=sum(float(cost[j]) * x[j + 1] for j in range(n))
@@ -390,9 +390,9 @@ def newsvendor_optimum(n: int, samples: int, seed: int) -> tuple[float, list[flo
 def zdt(k: int, n: int):
     """ZDT1-3 (Zitzler, Deb, Thiele, "Comparison of multiobjective evolutionary algorithms",
     Evolutionary Computation 8(2), 2000): x in [0, 1]^n; Pareto front at g = 1."""
-    import pyomo.environ as pe
-
     def build():
+        import pyomo.environ as pe
+
         m = _model(n, 0, 1)
         x = m.x
         g = 1 + 9 * sum(x[i] for i in range(2, n + 1)) / (n - 1)
@@ -433,6 +433,13 @@ def problems() -> list[BenchProblem]:
     ones: the decomposition BOBD is built for). The old high-dimensional problems stay reachable as
     literature_set() (tests, the retired claims' figures)."""
     return [p for p in literature_set() if p.cls != "high_dim"] + high_dim()
+
+
+def problem_names() -> list[str]:
+    """The names of problems(), in its order, without building a model: the params check of every
+    autoopt stage asks for them, and building the high-dimensional class imports Pyomo (0.2 s)."""
+    return [p.name for p in literature_set() if p.cls != "high_dim"] + [
+        f"{fam}_k{k}_z{n}" for n in HIGH_DIM_SIZES for fam, _, k, *_ in _high_dim_families()]
 
 
 def literature_set() -> list[BenchProblem]:
@@ -503,9 +510,9 @@ ORIGINAL = frozenset({
 
 def rosenbrock(n: int, o=None):
     """Yao, Liu, Lin 1999 f5: sum 100 (x_{i+1} - x_i^2)^2 + (x_i - 1)^2 on [-30, 30]^n; 0 at 1."""
-    import pyomo.environ as pe
-
     def build():
+        import pyomo.environ as pe
+
         m = _model(n, -30, 30)
         x = _z(m, o)
         m.obj = pe.Objective(expr=sum(100 * (x[i + 1] - x[i] ** 2) ** 2 + (x[i] - 1) ** 2 for i in range(1, n)))
@@ -515,9 +522,9 @@ def rosenbrock(n: int, o=None):
 
 def six_hump_camel():
     """Yao, Liu, Lin 1999 f20 (six-hump camel back) on [-5, 5]^2."""
-    import pyomo.environ as pe
-
     def build():
+        import pyomo.environ as pe
+
         m = _model(2, -5, 5)
         x = m.x
         m.obj = pe.Objective(expr=4 * x[1] ** 2 - 2.1 * x[1] ** 4 + x[1] ** 6 / 3 + x[1] * x[2]
@@ -528,9 +535,9 @@ def six_hump_camel():
 
 def branin():
     """Yao, Liu, Lin 1999 f17 (Branin RCOS) on [-5, 10] x [0, 15]: 5 / (4 pi) at (pi, 2.275)."""
-    import pyomo.environ as pe
-
     def build():
+        import pyomo.environ as pe
+
         m = pe.ConcreteModel()
         m.x = pe.Var(pe.RangeSet(1, 2), bounds=lambda m, i: (-5, 10) if i == 1 else (0, 15), initialize=0.0)
         x = m.x
@@ -542,9 +549,9 @@ def branin():
 
 def goldstein_price():
     """Yao, Liu, Lin 1999 f18 (Goldstein-Price) on [-2, 2]^2: 3 at (0, -1)."""
-    import pyomo.environ as pe
-
     def build():
+        import pyomo.environ as pe
+
         m = _model(2, -2, 2)
         a, b = m.x[1], m.x[2]
         m.obj = pe.Objective(expr=(1 + (a + b + 1) ** 2 * (19 - 14 * a + 3 * a ** 2 - 14 * b + 6 * a * b + 3 * b ** 2))
@@ -556,9 +563,9 @@ def goldstein_price():
 
 def g01():
     """CEC 2006 g01: 13 variables, 9 linear constraints, a concave quadratic objective; -15."""
-    import pyomo.environ as pe
-
     def build():
+        import pyomo.environ as pe
+
         m = pe.ConcreteModel()
         m.x = pe.Var(pe.RangeSet(1, 13), bounds=lambda m, i: (0, 100) if i in (10, 11, 12) else (0, 1),
                      initialize=0.5)
@@ -577,9 +584,9 @@ def g01():
 
 def g04():
     """CEC 2006 g04 (Himmelblau's problem): 5 variables, 6 nonlinear inequalities."""
-    import pyomo.environ as pe
-
     def build():
+        import pyomo.environ as pe
+
         m = pe.ConcreteModel()
         m.x = pe.Var(pe.RangeSet(1, 5), bounds=lambda m, i: (78, 102) if i == 1 else (33, 45) if i == 2 else (27, 45),
                      initialize=lambda m, i: 90.0 if i == 1 else 39.0)
@@ -597,9 +604,9 @@ def g04():
 
 def g24():
     """CEC 2006 g24: 2 variables, 2 quartic inequalities (a disconnected feasible region)."""
-    import pyomo.environ as pe
-
     def build():
+        import pyomo.environ as pe
+
         m = pe.ConcreteModel()
         m.x = pe.Var(pe.RangeSet(1, 2), bounds=lambda m, i: (0, 3) if i == 1 else (0, 4), initialize=0.0)
         x = m.x
@@ -613,9 +620,9 @@ def g24():
 def g12():
     """CEC 2006 g12: the point must lie in one of 9^3 balls of radius 0.25 (a min over 729
     distances: non-differentiable); -1 at (5, 5, 5)."""
-    import pyomo.environ as pe
-
     def build():
+        import pyomo.environ as pe
+
         m = _model(3, 0, 10)
         x = m.x
         m.obj = pe.Objective(expr=-(100 - (x[1] - 5) ** 2 - (x[2] - 5) ** 2 - (x[3] - 5) ** 2) / 100)
@@ -629,9 +636,9 @@ def g12():
 # Haarala, Miettinen, Makela 2004 (Appendix): the problems with a closed-form optimum, box [-2, 2]^n
 def hmm_maxq(n: int, o=None):
     """Generalisation of MAXQ: max_i x_i^2; 0 at 0."""
-    import pyomo.environ as pe
-
     def build():
+        import pyomo.environ as pe
+
         m = _model(n, -2, 2)
         x = _z(m, o)
         m.obj = pe.Objective(expr=_max(*[x[i] ** 2 for i in m.x]))
@@ -641,9 +648,9 @@ def hmm_maxq(n: int, o=None):
 
 def hmm_mxhilb(n: int, o=None):
     """Generalisation of MXHILB: max_i |sum_j x_j / (i + j - 1)|; 0 at 0."""
-    import pyomo.environ as pe
-
     def build():
+        import pyomo.environ as pe
+
         m = _model(n, -2, 2)
         x = _z(m, o)
         m.obj = pe.Objective(expr=_max(*[abs(sum(x[j] / (i + j - 1) for j in m.x)) for i in m.x]))
@@ -654,9 +661,9 @@ def hmm_mxhilb(n: int, o=None):
 def hmm_cb3_i(n: int, o=None):
     """Chained CB3 I: sum_i max(x_i^4 + x_{i+1}^2, (2 - x_i)^2 + (2 - x_{i+1})^2, 2 exp(x_{i+1} - x_i));
     2 (n - 1) at 1."""
-    import pyomo.environ as pe
-
     def build():
+        import pyomo.environ as pe
+
         m = _model(n, -2, 2)
         x = _z(m, o)
         m.obj = pe.Objective(expr=sum(_max(x[i] ** 4 + x[i + 1] ** 2, (2 - x[i]) ** 2 + (2 - x[i + 1]) ** 2,
@@ -667,9 +674,9 @@ def hmm_cb3_i(n: int, o=None):
 
 def hmm_active_faces(n: int, o=None):
     """Number of active faces: max(g(-sum_i x_i), max_i g(x_i)), g(y) = ln(|y| + 1); 0 at 0."""
-    import pyomo.environ as pe
-
     def build():
+        import pyomo.environ as pe
+
         m = _model(n, -2, 2)
         x = _z(m, o)
         m.obj = pe.Objective(expr=_max(pe.log(abs(-sum(x[i] for i in m.x)) + 1),
@@ -681,9 +688,9 @@ def hmm_active_faces(n: int, o=None):
 def hmm_brown2(n: int, o=None):
     """Nonsmooth generalisation of Brown function 2: sum_i |x_i|^(x_{i+1}^2 + 1) + |x_{i+1}|^(x_i^2 + 1);
     0 at 0."""
-    import pyomo.environ as pe
-
     def build():
+        import pyomo.environ as pe
+
         m = _model(n, -2, 2)
         x = _z(m, o)
         m.obj = pe.Objective(expr=sum(abs(x[i]) ** (x[i + 1] ** 2 + 1) + abs(x[i + 1]) ** (x[i] ** 2 + 1)
@@ -699,9 +706,9 @@ def _crescent_terms(x, i):
 def hmm_crescent_i(n: int, o=None):
     """Chained crescent I: max(sum_i a_i, sum_i b_i), a_i = x_i^2 + (x_{i+1} - 1)^2 + x_{i+1} - 1,
     b_i = -x_i^2 - (x_{i+1} - 1)^2 + x_{i+1} + 1; 0 at 0."""
-    import pyomo.environ as pe
-
     def build():
+        import pyomo.environ as pe
+
         m = _model(n, -2, 2)
         x = _z(m, o)
         terms = [_crescent_terms(x, i) for i in range(1, n)]
@@ -712,9 +719,9 @@ def hmm_crescent_i(n: int, o=None):
 
 def hmm_crescent_ii(n: int, o=None):
     """Chained crescent II: sum_i max(a_i, b_i) (as in crescent I); 0 at 0."""
-    import pyomo.environ as pe
-
     def build():
+        import pyomo.environ as pe
+
         m = _model(n, -2, 2)
         x = _z(m, o)
         m.obj = pe.Objective(expr=sum(_max(*_crescent_terms(x, i)) for i in range(1, n)))
@@ -725,9 +732,9 @@ def hmm_crescent_ii(n: int, o=None):
 def noncont_rastrigin(n: int, o=None):
     """Non-continuous Rastrigin (Liang, Qin, Suganthan, Baskar, IEEE TEC 10(3), 2006, CLPSO):
     Rastrigin of y_i = x_i if |x_i| < 1/2, else round(2 x_i) / 2; 0 at 0, on [-5.12, 5.12]^n."""
-    import pyomo.environ as pe
-
     def build():
+        import pyomo.environ as pe
+
         m = _model(n, -5.12, 5.12)
         z = _z(m, o)
         y = {i: pe.Expr_if(IF=abs(z[i]) <= 0.5, THEN=z[i], ELSE=pe.floor(2 * z[i] + 0.5) / 2) for i in m.x}
@@ -738,9 +745,9 @@ def noncont_rastrigin(n: int, o=None):
 
 def int_f1(n: int, o=None):
     """Laskari, Parsopoulos, Vrahatis 2002 F1: sum_i |x_i| over integers in [-100, 100]^n; 0 at 0."""
-    import pyomo.environ as pe
-
     def build():
+        import pyomo.environ as pe
+
         m = _model(n, -100, 100, integer=True)
         z = _z(m, o)
         m.obj = pe.Objective(expr=sum(abs(z[i]) for i in m.x))
@@ -756,9 +763,9 @@ F3_A = ((35, -20, -10, 32, -10), (-20, 40, -6, -31, 32), (-10, -6, 11, -6, -10),
 def int_f3(o=None):
     """Laskari, Parsopoulos, Vrahatis 2002 F3: -c'x + x'Ax over integers in [-100, 100]^5; -737 at
     (0, 11, 22, 16, 6)."""
-    import pyomo.environ as pe
-
     def build():
+        import pyomo.environ as pe
+
         m = _model(5, -100, 100, integer=True)
         z = _z(m, o)
         m.obj = pe.Objective(expr=-sum(F3_C[i] * z[i + 1] for i in range(5))
@@ -909,8 +916,6 @@ def with_smooth(make, k: int, n: int, name: str, o=None, extra: tuple = ()):
     a = 5 / B for x's box [-B, B], so m(x) stays inside z's box [-15, 15]. Returns (build, c, a)."""
     import zlib
 
-    import pyomo.environ as pe
-
     rng = np.random.default_rng(zlib.crc32(("smooth:" + name).encode()))
     c = [float(v) for v in rng.uniform(-5.0, 5.0, n)]
     inner = make(*extra, o=o) if o is not None else make(*extra)
@@ -919,6 +924,8 @@ def with_smooth(make, k: int, n: int, name: str, o=None, extra: tuple = ()):
     a = 5.0 / bound
 
     def build():
+        import pyomo.environ as pe
+
         m = inner()
         g = m.obj.expr
         m.del_component(m.obj)
@@ -930,13 +937,16 @@ def with_smooth(make, k: int, n: int, name: str, o=None, extra: tuple = ()):
     return build, c, a
 
 
-def high_dim() -> list[BenchProblem]:
-    """The high-dimensional class (class "high_dim"): ten hard families on k = 3 or 5 variables,
-    each with n = 50 and 200 smooth variables (20 problems)."""
+HIGH_DIM_SIZES = (50, 200)   # smooth variables joined to each high-dimensional family
+
+
+def _high_dim_families() -> tuple:
+    """The high-dimensional class's families: (name, make, k, optimum(k), x* before the shift,
+    source, shift half-width (None: no shift), integer)."""
     yao, hmm, lpv = "Yao, Liu, Lin 1999", "Haarala, Miettinen, Makela 2004", "Laskari, Parsopoulos, Vrahatis 2002"
     ackley_opt = 20 * (1 - math.exp(-0.2e-6))
     r2 = 1 / math.sqrt(2)
-    fams = (  # name, make, k, optimum(k), x* before the shift, source, shift half-width (None: no shift), integer
+    return (
         ("step_f6", step_f6, 5, lambda k: 0.0, 0.0, f"{yao} f6", 50.0, False),
         ("dejong_f3", dejong_f3, 5, lambda k: -6.0 * k, -5.12, "De Jong 1975 F3", None, False),
         ("noncont_rastrigin", noncont_rastrigin, 3, lambda k: 0.0, 0.0, "Liang, Qin, Suganthan, Baskar 2006", 2.0,
@@ -949,9 +959,14 @@ def high_dim() -> list[BenchProblem]:
         ("ackley", ackley, 3, lambda k: ackley_opt, 0.0, f"{yao} f10", 16.0, False),
         ("griewank", griewank, 3, lambda k: 0.0, 0.0, f"{yao} f11", 300.0, False),
     )
+
+
+def high_dim() -> list[BenchProblem]:
+    """The high-dimensional class (class "high_dim"): ten hard families on k = 3 or 5 variables,
+    each with n = 50 and 200 smooth variables (20 problems)."""
     out = []
-    for n in (50, 200):
-        for fam, make, k, opt, x0, src, half, integer in fams:
+    for n in HIGH_DIM_SIZES:
+        for fam, make, k, opt, x0, src, half, integer in _high_dim_families():
             name = f"{fam}_k{k}_z{n}"
             o = _shift(name, k, half, integer) if half is not None else None
             xs = _plus([x0] * k, o) if o is not None else [x0] * k
