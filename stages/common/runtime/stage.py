@@ -308,18 +308,38 @@ def exit_without_teardown() -> None:
     os._exit(0)
 
 
+_sigterm_owner = os.getpid()   # whose SIGTERM _raise_on_sigterm raises in: who installed it (_set_sigterm)
+
+
 def _raise_on_sigterm(signum, frame):  # noqa: ARG001 - signal handler signature
+    """SIGTERM in the stage's process: SystemExit, so the stage unwinds and its run ends FAILED.
+
+    A process forked from the stage (a pool's worker) inherits this handler until it installs one
+    of its own, and raising is wrong there: Python swallows an exception raised where the handler
+    may run at a worker's start (an at-fork hook, a finaliser; it prints "Exception ignored"), so a
+    worker terminated before its pool's initializer ran went on to wait for work, and the pool's
+    exit waited for it forever (seen: tests/common/test_forkpool.py, 2026-12-07). In any process
+    but the one that installed it, the handler gives SIGTERM its default action back and sends it
+    again: that process ends as if no handler had been installed."""
+    if os.getpid() != _sigterm_owner:
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+        return
     raise SystemExit(f"terminated by signal {signal.Signals(signum).name}")
 
 
 def _set_sigterm(handler):
     """Install a SIGTERM handler (main thread only; elsewhere signals cannot be caught)."""
+    global _sigterm_owner
     if handler is None:
         return None
     try:
-        return signal.signal(signal.SIGTERM, handler)
+        previous = signal.signal(signal.SIGTERM, handler)
     except ValueError:
         return None
+    if handler is _raise_on_sigterm:
+        _sigterm_owner = os.getpid()
+    return previous
 
 
 @contextlib.contextmanager

@@ -379,3 +379,37 @@ def test_a_stage_run_by_hand_without_its_input_exits_2_naming_the_producer(tmp_p
     err = stops_without_input(tmp_path, "stages.escort_belief.evaluate",
                               "dvc repro stages/escort_belief/dvc.yaml:escort_belief-prepare", stage_env, python_exe)
     assert "data/escort_belief/problems.npz (made by stage escort_belief-prepare) is missing" in err
+
+
+def _install_then_signal(kind: str) -> None:
+    """In a forked child: SIGTERM with the handler it installed itself (as a stage run in a forked
+    process does) or the one it inherited; exit 3 if that raised SystemExit."""
+    from stages.common.runtime.stage import _set_sigterm
+
+    if kind == "installed":
+        _set_sigterm(_raise_on_sigterm)
+    try:
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(5)
+    except SystemExit:
+        os._exit(3)
+    os._exit(0)
+
+
+@pytest.mark.parametrize("kind,code", [("installed", 3), ("inherited", -signal.SIGTERM)])
+def test_the_stage_handler_raises_only_in_the_process_that_installed_it(kind, code):
+    """The process that installed the stage's SIGTERM handler gets SystemExit (the stage unwinds,
+    its run ends FAILED); a process forked from it that did not install it ends by SIGTERM's
+    default action (a pool worker: see tests/common/test_forkpool.py)."""
+    import multiprocessing
+
+    from stages.common.runtime.stage import _set_sigterm
+
+    before = _set_sigterm(_raise_on_sigterm)
+    try:
+        child = multiprocessing.get_context("fork").Process(target=_install_then_signal, args=(kind,))
+        child.start()
+        child.join(30)
+    finally:
+        signal.signal(signal.SIGTERM, before)
+    assert child.exitcode == code
