@@ -33,7 +33,7 @@ def test_workers_get_the_default_sigterm_back():
 
 
 SCRIPT = r'''
-import multiprocessing, signal, socket, sys, threading, time
+import multiprocessing, signal, socket, sys, threading
 from stages.common.forkpool import fork_pool
 POOL = fork_pool if sys.argv[1] == "fork_pool" else multiprocessing.get_context("fork").Pool
 
@@ -118,10 +118,10 @@ def plain_raising(signum, frame):
 handler, pool_kind, when = sys.argv[1:]
 signal.signal(signal.SIGTERM, _raise_on_sigterm if handler == "stage" else plain_raising)
 POOL = fork_pool if pool_kind == "fork_pool" else multiprocessing.get_context("fork").Pool
-# workers slow to start: each sleeps in this hook, before its pool's initializer has run, with the
-# parent's handler still in place; it first says so on a pipe
+# workers slow to start: each sleeps 2 s in this hook, before its pool's initializer has run, with
+# the parent's handler still in place (terminate() comes well within that); it first says so on a pipe
 r, w = os.pipe()
-os.register_at_fork(after_in_child=lambda: (os.write(w, b"1"), time.sleep(0.5)))
+os.register_at_fork(after_in_child=lambda: (os.write(w, b"1"), time.sleep(2)))
 pool = POOL(2)
 workers = list(pool._pool)
 if when == "started":            # both are in the hook: Python runs in them
