@@ -93,6 +93,10 @@ def main() -> int:
     from stages.common.runtime.checkout import copy_checkout
     from stages.common.runtime.dvcfile import load_stages
 
+    names = [s.strip() for s in (a.merge or "").split(",") if s.strip()]
+    unknown = sorted(set(names) - set(load_stages(REPO)))
+    if unknown:
+        raise SystemExit(f"--merge: no such stage: {', '.join(unknown)}")
     with scratch("floor-", keep=a.keep) as tmp:
         root = copy_checkout(REPO, tmp / "repo", profile=a.profile, only=[a.study])
         e = env(PYTHONUNBUFFERED="1")
@@ -104,10 +108,11 @@ def main() -> int:
         if stamp_lines(["dvc", "repro", f"stages/{a.study}/dvc.yaml"], root, log, e) != 0:
             raise SystemExit(f"dvc repro failed:\n{log.read_text()[-3000:]}")
         rows = parse(log.read_text())
-        windows = {k: v["wall_s"] for k, v in silent_stretches(rows).items() if k in load_stages(root)}
-        body = bodies(rows)
         stages = load_stages(root)
-        order = [n for n in windows if stages[n].file == f"stages/{a.study}/dvc.yaml"]
+        windows = {k: v["wall_s"] for k, v in silent_stretches(rows).items()
+                   if k in stages and stages[k].file == f"stages/{a.study}/dvc.yaml"}
+        body = bodies(rows)
+        order = list(windows)
 
         walls: dict[str, float] = {}
         imports: dict[str, dict[str, float]] = {}
@@ -122,11 +127,12 @@ def main() -> int:
                                       capture_output=True, text=True)
                 if proc.returncode != 0:
                     raise SystemExit(f"{n} failed on its own ({proc.returncode}):\n{proc.stderr[-3000:]}")
-                if not flags:
+                if flags:
+                    imports[n] = top_level_imports(proc.stderr)
+                else:
                     walls[n] = time.perf_counter() - t0
                 subprocess.run(["dvc", "commit", "-f", stages[n].address], cwd=root, env=e, check=True,
                                capture_output=True)
-            imports[n] = top_level_imports(proc.stderr)
 
     cols = (("window", 7), ("body", 6), ("wall", 6), ("imports", 8))
     print(f"\n{'stage':32s} " + " ".join(f"{k:>{w}s}" for k, w in cols) + "  share  largest imports")
@@ -141,8 +147,7 @@ def main() -> int:
     print(f"{'all ' + str(len(order)) + ' stages':32s} " + " ".join(f"{tot[k]:{w}.1f}" for k, w in cols)
           + f"  {tot['imports'] / tot['wall']:4.0%}")
     print(f"the tracking agent's start (before the run, once a run): {agent_s:.1f} s")
-    if a.merge:
-        names = [s.strip() for s in a.merge.split(",") if s.strip()]
+    if names:
         shared = merge_saving(imports, names)
         print(f"one process for {', '.join(names)}: at least {shared:.1f} s of imports saved "
               f"(the windows {tot['window']:.1f} -> {tot['window'] - shared:.1f} s, DVC's work for "
